@@ -1,0 +1,33 @@
+# Third-party libraries, all from Debian packages installed by ops/deps.
+find_package(Threads REQUIRED)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+# OpenBLAS, the OpenMP build: it shares libgomp's thread pool with our own
+# kernels, so the two never oversubscribe the cores.
+find_library(OPENBLAS_LIB NAMES openblas
+  PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp NO_DEFAULT_PATH REQUIRED)
+find_path(OPENBLAS_INCLUDE cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-openmp NO_DEFAULT_PATH REQUIRED)
+add_library(kvgate_blas INTERFACE)
+target_link_libraries(kvgate_blas INTERFACE ${OPENBLAS_LIB} OpenMP::OpenMP_CXX)
+target_include_directories(kvgate_blas SYSTEM INTERFACE ${OPENBLAS_INCLUDE})
+
+find_path(XXHASH_INCLUDE xxhash.h REQUIRED)
+find_library(XXHASH_LIB xxhash REQUIRED)
+add_library(kvgate_xxhash INTERFACE)
+target_include_directories(kvgate_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE})
+target_link_libraries(kvgate_xxhash INTERFACE ${XXHASH_LIB})
+
+find_package(RocksDB QUIET CONFIG)
+if(NOT TARGET RocksDB::rocksdb)
+  find_library(ROCKSDB_LIB rocksdb REQUIRED)
+  add_library(RocksDB::rocksdb UNKNOWN IMPORTED)
+  set_target_properties(RocksDB::rocksdb PROPERTIES IMPORTED_LOCATION ${ROCKSDB_LIB})
+endif()
+
+find_package(OpenSSL REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+
+if(KVGATE_TESTS)
+  find_package(GTest REQUIRED)
+endif()

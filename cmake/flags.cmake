@@ -1,0 +1,26 @@
+# Compiler flags shared by every kvgate target (applied through kvgate_options).
+add_library(kvgate_options INTERFACE)
+target_compile_options(kvgate_options INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers
+  # x86-64-v3 (AVX2, FMA, F16C) is the baseline the CPU kernels are written for.
+  -march=x86-64-v3)
+if(KVGATE_WERROR)
+  target_compile_options(kvgate_options INTERFACE -Werror)
+endif()
+if(CMAKE_BUILD_TYPE STREQUAL "Release")
+  target_compile_options(kvgate_options INTERFACE -O3)
+endif()
+
+if(KVGATE_SANITIZE)
+  set(KVGATE_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_compile_options(kvgate_options INTERFACE ${KVGATE_SAN_FLAGS})
+  target_link_options(kvgate_options INTERFACE ${KVGATE_SAN_FLAGS})
+endif()
+
+if(KVGATE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "KVGATE_FUZZ needs clang (libFuzzer)")
+  endif()
+  # Instrument every library for coverage; only the fuzz targets link libFuzzer's main.
+  target_compile_options(kvgate_options INTERFACE -fsanitize=fuzzer-no-link)
+endif()
