@@ -1,0 +1,21 @@
+// Feeds arbitrary bytes to the GGUF parser: it must either parse them or
+// throw kvgate::Error, never read out of bounds or crash.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "engine/error.h"
+#include "engine/gguf.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    auto f = kvgate::GgufFile::parse(std::span(reinterpret_cast<const std::byte*>(data), size));
+    // Touch every tensor's bytes so an out-of-range pointer would be caught by ASan.
+    unsigned sum = 0;
+    for (const auto& t : f->tensors())
+      if (t.nbytes) sum += static_cast<unsigned>(t.data[0]) + static_cast<unsigned>(t.data[t.nbytes - 1]);
+    (void)sum;
+  } catch (const kvgate::Error&) {
+  }
+  return 0;
+}
