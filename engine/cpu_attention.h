@@ -1,0 +1,25 @@
+// Paged attention on the CPU: one token's query heads against every earlier
+// position of its sequence, read through the block table.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/batch.h"
+#include "engine/kv_pool.h"
+
+namespace kvgate {
+
+struct AttentionShape {
+  int32_t head_dim;
+  int32_t group;  // query heads per KV head (GQA)
+};
+
+// For the `group` query heads in q (contiguous, head_dim each) that share KV
+// head `kv_head`: out = softmax(q K^T / sqrt(head_dim)) V over positions
+// [0, n_ctx). `scores` is scratch, resized as needed.
+void attend(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
+            const AttentionShape& shape, const float* q, float* out, std::vector<float>& scores);
+
+}  // namespace kvgate
