@@ -10,8 +10,10 @@
 
 namespace kvgate {
 
-float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
-uint16_t f32_to_f16(float f) { return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT); }
+float f16_to_f32(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+uint16_t f32_to_f16(float f) {
+  return static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0));
+}
 
 uint16_t f32_to_bf16(float f) {
   uint32_t bits = std::bit_cast<uint32_t>(f);
