@@ -1,0 +1,251 @@
+// Invariants, per tenant, under State::mu:
+//  - in_flight == open_tickets.size(): a slot is taken by admit() and given
+//    back by the one settle() of that ticket (double settles are refused);
+//  - reserved_cost == sum of reserved_cost_micros over open tickets;
+//  - admit() checks every limit before charging any, so a refusal leaves no
+//    trace, and a success charges all limits at once. Because checks and
+//    charges happen under the same lock, concurrent admissions can never
+//    jointly overshoot a limit.
+// Thread-safety: map_mu_ guards only the map; each tenant's State has its own
+// mutex, so tenants never contend with each other. States are never erased,
+// so a State& stays valid once looked up.
+#include "tenancy/quota.h"
+
+#include "tenancy/checked_math.h"
+#include "tenancy/error.h"
+#include "tenancy/utc_calendar.h"
+
+namespace kvgate::tenancy {
+
+struct Quotas::State {
+  std::mutex mu;
+  std::optional<TokenBucket> requests;  // engaged while the limit is nonzero
+  std::optional<TokenBucket> tokens;
+  uint64_t in_flight = 0;
+  std::unordered_set<uint64_t> open_tickets;
+  bool month_known = false;
+  int64_t month_start_ns = 0;
+  uint64_t spent = 0;          // this UTC month, settled requests
+  uint64_t reserved_cost = 0;  // open tickets' worst-case cost
+};
+
+namespace {
+
+constexpr int64_t kSecondNs = 1'000'000'000;
+
+uint64_t ceil_s(int64_t ns) {
+  return ns <= 0 ? 0 : static_cast<uint64_t>(ns / kSecondNs + (ns % kSecondNs != 0));
+}
+
+Refusal refusal(Limit l, uint64_t limit, uint64_t remaining, uint64_t retry_s, uint64_t reset_s,
+                bool never_fits, const std::string& tenant) {
+  Refusal r{l, limit, remaining, retry_s, reset_s, never_fits, ""};
+  r.message = std::string(limit_name(l)) + " limit of " + std::to_string(limit) +
+              " reached for tenant '" + tenant + "' (remaining " + std::to_string(remaining) +
+              (never_fits ? "; the request alone exceeds the limit)"
+                          : ", retry in " + std::to_string(retry_s) + " s)");
+  return r;
+}
+
+void sync_bucket(std::optional<TokenBucket>& b, uint64_t limit, int64_t now) {
+  if (limit == 0) {
+    b.reset();
+  } else if (!b) {
+    b.emplace(limit, now);
+  } else if (b->capacity() != limit) {
+    b->set_capacity(limit, now);
+  }
+}
+
+}  // namespace
+
+const char* limit_name(Limit l) noexcept {
+  switch (l) {
+    case Limit::kRequestsPerMinute: return "requests";
+    case Limit::kTokensPerMinute: return "tokens";
+    case Limit::kConcurrentRequests: return "concurrent_requests";
+    case Limit::kMonthlySpend: return "monthly_spend";
+    case Limit::kKvBlocks: return "kv_blocks";
+  }
+  return "?";
+}
+
+Quotas::Quotas(const Clock& clock, SpendSource spend) : clock_(clock), spend_(std::move(spend)) {}
+Quotas::~Quotas() = default;
+
+Quotas::State& Quotas::state(const std::string& tenant_id) {
+  std::lock_guard<std::mutex> lock(map_mu_);
+  std::unique_ptr<State>& s = states_[tenant_id];
+  if (!s) s = std::make_unique<State>();
+  return *s;
+}
+
+void Quotas::sync_limits(State& s, const QuotaLimits& limits, int64_t now) {
+  sync_bucket(s.requests, limits.requests_per_minute, now);
+  sync_bucket(s.tokens, limits.tokens_per_minute, now);
+}
+
+void Quotas::roll_month(State& s, const std::string& tenant_id, int64_t now) {
+  const int64_t month = utc_month_start_ns(now);
+  if (!s.month_known) {
+    s.spent = spend_ ? spend_(tenant_id, month, utc_next_month_start_ns(now)) : 0;
+    s.month_start_ns = month;
+    s.month_known = true;
+  } else if (month > s.month_start_ns) {
+    // Everything settled since the last roll was seen by this process, so
+    // the new month starts from zero without asking the ledger.
+    s.month_start_ns = month;
+    s.spent = 0;
+  }
+}
+
+uint64_t Quotas::counted_tokens(const TokenUsage& u, uint32_t weight_permille) {
+  const u128 cached = u128{u.cached()} * weight_permille / 1000;
+  return sat_add(sat_add(u.fresh_prefill, static_cast<uint64_t>(cached)), u.output_tokens);
+}
+
+Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estimate& e) {
+  const QuotaLimits& q = tenant.quotas;
+  const int64_t now = clock_.now_ns();
+  const uint64_t tokens = sat_add(e.prompt_tokens, e.max_output_tokens);
+  TokenUsage worst;
+  worst.prompt_tokens = worst.fresh_prefill = e.prompt_tokens;
+  worst.output_tokens = e.max_output_tokens;
+  const uint64_t est_cost = try_cost_micros(plan, worst).value_or(kU64Max);
+
+  State& s = state(tenant.id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  sync_limits(s, q, now);
+  roll_month(s, tenant.id, now);
+
+  // Collect every limit this request would break; report the one that makes
+  // the client wait longest (or can never be met), since the request cannot
+  // run before all of them clear.
+  std::optional<Refusal> worst_refusal;
+  auto consider = [&](Refusal r) {
+    const bool worse = !worst_refusal ||
+                       (r.never_fits && !worst_refusal->never_fits) ||
+                       (r.never_fits == worst_refusal->never_fits &&
+                        r.retry_after_s > worst_refusal->retry_after_s);
+    if (worse) worst_refusal = std::move(r);
+  };
+
+  if (q.max_concurrent_requests != 0 && s.in_flight >= q.max_concurrent_requests) {
+    // No clock says when a running request ends; one second is a polite guess.
+    consider(refusal(Limit::kConcurrentRequests, q.max_concurrent_requests, 0, 1, 1, false,
+                     tenant.id));
+  }
+  if (s.requests) {
+    const int64_t wait = s.requests->ns_until(1, now).value_or(0);
+    if (wait > 0) {
+      consider(refusal(Limit::kRequestsPerMinute, q.requests_per_minute,
+                       s.requests->available(now), ceil_s(wait),
+                       ceil_s(s.requests->ns_until_full(now)), false, tenant.id));
+    }
+  }
+  if (s.tokens) {
+    const std::optional<int64_t> wait = s.tokens->ns_until(tokens, now);
+    if (!wait || *wait > 0) {
+      consider(refusal(Limit::kTokensPerMinute, q.tokens_per_minute, s.tokens->available(now),
+                       wait ? ceil_s(*wait) : 0, ceil_s(s.tokens->ns_until_full(now)), !wait,
+                       tenant.id));
+    }
+  }
+  if (q.monthly_spend_cap_micros != 0) {
+    const uint64_t committed = sat_add(s.spent, s.reserved_cost);
+    const uint64_t left = sat_sub(q.monthly_spend_cap_micros, committed);
+    if (est_cost > left) {
+      const uint64_t to_next_month = ceil_s(utc_next_month_start_ns(now) - now);
+      const bool never = est_cost > q.monthly_spend_cap_micros;
+      consider(refusal(Limit::kMonthlySpend, q.monthly_spend_cap_micros, left,
+                       never ? 0 : to_next_month, to_next_month, never, tenant.id));
+    }
+  }
+  if (worst_refusal) return Admission(std::move(*worst_refusal));
+
+  if (s.requests) s.requests->try_take(1, now);
+  if (s.tokens) s.tokens->try_take(tokens, now);
+  s.in_flight += 1;
+  s.reserved_cost = sat_add(s.reserved_cost, est_cost);
+  Ticket t;
+  t.id = next_ticket_.fetch_add(1, std::memory_order_relaxed);
+  t.tenant_id = tenant.id;
+  t.reserved_tokens = tokens;
+  t.reserved_cost_micros = est_cost;
+  t.cached_token_weight_permille = q.cached_token_weight_permille;
+  t.plan = plan;
+  t.admitted_ns = now;
+  s.open_tickets.insert(t.id);
+  return Admission(std::move(t));
+}
+
+uint64_t Quotas::settle(const Ticket& t, const TokenUsage& usage) {
+  const int64_t now = clock_.now_ns();
+  const std::optional<uint64_t> cost = try_cost_micros(t.plan, usage);
+  State& s = state(t.tenant_id);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.open_tickets.erase(t.id) == 0) {
+      throw Error(ErrorCode::kNotFound, "ticket " + std::to_string(t.id) + " of tenant '" +
+                                            t.tenant_id + "' was never issued or already settled");
+    }
+    s.in_flight -= 1;
+    s.reserved_cost = sat_sub(s.reserved_cost, t.reserved_cost_micros);
+    if (s.tokens) {
+      const uint64_t used = counted_tokens(usage, t.cached_token_weight_permille);
+      if (used < t.reserved_tokens) {
+        s.tokens->give_back(t.reserved_tokens - used, now);
+      } else {
+        s.tokens->take_anyway(used - t.reserved_tokens, now);
+      }
+    }
+    roll_month(s, t.tenant_id, now);
+    s.spent = sat_add(s.spent, cost.value_or(kU64Max));
+  }
+  if (!cost) {
+    throw Error(ErrorCode::kOverflow, "cost of a request under plan '" + t.plan.id +
+                                          "' exceeds 2^64-1 micro-units");
+  }
+  return *cost;
+}
+
+RateStatus Quotas::rate_status(const Tenant& tenant) {
+  const int64_t now = clock_.now_ns();
+  State& s = state(tenant.id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  sync_limits(s, tenant.quotas, now);
+  RateStatus r;
+  if (s.requests) {
+    r.requests = {s.requests->capacity(), s.requests->available(now),
+                  ceil_s(s.requests->ns_until_full(now))};
+  }
+  if (s.tokens) {
+    r.tokens = {s.tokens->capacity(), s.tokens->available(now),
+                ceil_s(s.tokens->ns_until_full(now))};
+  }
+  return r;
+}
+
+uint64_t Quotas::in_flight(const std::string& tenant_id) {
+  State& s = state(tenant_id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.in_flight;
+}
+
+uint64_t Quotas::month_spend_micros(const std::string& tenant_id) {
+  State& s = state(tenant_id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  roll_month(s, tenant_id, clock_.now_ns());
+  return s.spent;
+}
+
+std::optional<Refusal> check_kv_blocks(const QuotaLimits& l, uint64_t held, uint64_t adding) {
+  const uint64_t cap = l.max_cached_kv_blocks;
+  if (cap == 0 || sat_add(held, adding) <= cap) return std::nullopt;
+  Refusal r{Limit::kKvBlocks, cap, sat_sub(cap, held), 0, 0, adding > cap, ""};
+  r.message = "kv_blocks limit of " + std::to_string(cap) + " cached blocks reached (holding " +
+              std::to_string(held) + ", adding " + std::to_string(adding) + ")";
+  return r;
+}
+
+}  // namespace kvgate::tenancy

@@ -1,0 +1,71 @@
+// The tenancy store: one RocksDB database under a data directory, one column
+// family per kind of record, and a schema version in the meta family.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvgate::tenancy {
+
+// Each family and what its keys and values are.
+enum class Family : int {
+  kMeta,          // "schema_version" -> u32 little-endian
+  kTenants,       // tenant id -> Tenant record
+  kPlans,         // plan id -> PricePlan record
+  kOrgScopes,     // org id -> 16-byte cache scope shared by the org's opted-in tenants
+  kApiKeys,       // tenant id \0 key id -> ApiKey record (digest only, never the key)
+  kKeyDigests,    // SHA-256(key) -> tenant id \0 key id, for active keys only
+  kLedgerById,    // request id -> key in kLedgerByTime (the idempotence index)
+  kLedgerByTime,  // tenant id \0 be64(finish ns) request id -> LedgerRecord
+  kCount,
+};
+
+const char* family_name(Family f) noexcept;
+
+class Store {
+ public:
+  // Version 1: the layout above. Bump on any incompatible change.
+  static constexpr uint32_t kSchemaVersion = 1;
+  static constexpr std::string_view kSchemaKey = "schema_version";
+
+  // Opens or creates the store in `dir`. Throws Error(kSchemaTooNew) if a
+  // newer kvgate wrote it, Error(kIo) if RocksDB cannot open it.
+  explicit Store(const std::string& dir);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  rocksdb::DB* db() const { return db_.get(); }
+  rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[static_cast<int>(f)]; }
+  const std::string& dir() const { return dir_; }
+
+  std::optional<std::string> get(Family f, std::string_view key) const;
+  // Applies the batch atomically; sync=true returns only once it is on disk.
+  void write(rocksdb::WriteBatch* batch, bool sync);
+
+ private:
+  void open();
+  void check_schema(bool fresh);
+  void close() noexcept;
+
+  std::string dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::array<rocksdb::ColumnFamilyHandle*, static_cast<int>(Family::kCount)> handles_{};
+  // Families found on disk that this build does not know (from a newer
+  // schema); opened only so that RocksDB agrees to open the database.
+  std::vector<rocksdb::ColumnFamilyHandle*> foreign_;
+  rocksdb::ColumnFamilyHandle* default_cf_ = nullptr;
+};
+
+// Throws Error(kIo) naming `what` when `s` is not ok.
+void check_status(const rocksdb::Status& s, const std::string& what);
+
+}  // namespace kvgate::tenancy

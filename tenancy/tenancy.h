@@ -1,0 +1,50 @@
+// The tenancy seam the gateway uses (DESIGN.md): authenticate a key, admit a
+// request against the tenant's quotas, and when it ends, settle the quotas
+// and record it in the ledger. Owns the store and every part built on it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tenancy/api_keys.h"
+#include "tenancy/clock.h"
+#include "tenancy/ledger.h"
+#include "tenancy/quota.h"
+#include "tenancy/store.h"
+#include "tenancy/tenant_registry.h"
+
+namespace kvgate::tenancy {
+
+class Tenancy {
+ public:
+  // Opens (or creates) the store under data_dir. The clock must outlive this.
+  explicit Tenancy(const std::string& data_dir, const Clock& clock = SystemClock::instance());
+
+  std::optional<Principal> authenticate(std::string_view key) const {
+    return keys_.authenticate(key);
+  }
+  // Uses the tenant's current plan and limits.
+  Admission admit(const Tenant& tenant, const Estimate& estimate);
+  // Settles the ticket (always, so its slot is freed), prices `record` by the
+  // plan captured at admission, and records it durably. Throws
+  // kInvariantViolated for a record whose prompt split does not add up,
+  // kInvalidArgument if the record is not the ticket's tenant's.
+  RecordOutcome finish(const Ticket& ticket, LedgerRecord record);
+
+  Store& store() { return store_; }
+  TenantRegistry& tenants() { return tenants_; }
+  ApiKeys& keys() { return keys_; }
+  Quotas& quotas() { return quotas_; }
+  Ledger& ledger() { return ledger_; }
+
+ private:
+  Store store_;
+  TenantRegistry tenants_;
+  ApiKeys keys_;
+  Ledger ledger_;
+  Quotas quotas_;
+};
+
+}  // namespace kvgate::tenancy
