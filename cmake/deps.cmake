@@ -27,7 +27,14 @@ endif()
 
 find_package(OpenSSL REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(Boost 1.81 REQUIRED COMPONENTS json)
 
 if(KVGATE_TESTS)
   find_package(GTest REQUIRED)
 endif()
+
+# PCRE2 (8-bit, UTF + Unicode properties, JIT): the byte-level BPE pre-tokenizer regexes.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+add_library(kvgate_pcre2 INTERFACE)
+target_link_libraries(kvgate_pcre2 INTERFACE PkgConfig::PCRE2)

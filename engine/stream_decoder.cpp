@@ -1,0 +1,26 @@
+#include "engine/stream_decoder.h"
+
+#include "engine/tokenizer.h"
+#include "engine/utf8.h"
+
+namespace kvgate {
+
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+
+std::string StreamDecoder::push(TokenId id) {
+  tokenizer_.append_piece(pending_, id, at_start_);
+  std::string out;
+  const size_t used = utf8_append_valid(out, pending_, /*final=*/false);
+  pending_.erase(0, used);
+  return out;
+}
+
+std::string StreamDecoder::finish() {
+  std::string out;
+  utf8_append_valid(out, pending_, /*final=*/true);
+  pending_.clear();
+  at_start_ = true;
+  return out;
+}
+
+}  // namespace kvgate
