@@ -166,7 +166,9 @@ class CpuBackend final : public Backend {
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
     const AttentionShape shape{hd, G};
     const int64_t work = T * nkv;
-#pragma omp parallel if (work > 1)
+    // Parallel once the step attends over enough positions to pay for the team.
+    const int64_t positions = static_cast<int64_t>(row_pos_.back()) * T;
+#pragma omp parallel if (work > 1 && positions * c_.dim >= (int64_t{1} << 16))
     {
       std::vector<float> scores;
 #pragma omp for schedule(dynamic, 4)

@@ -11,10 +11,14 @@
 namespace kvgate {
 namespace {
 
+// Below this many multiply-adds a matmul runs on the calling thread: waking
+// the OpenMP team costs more than it saves (tiny models, e.g. stories260K).
+constexpr int64_t kParallelMacs = int64_t{1} << 16;
+
 void matmul_streaming(const Matrix& w, const float* x, int64_t n, float* y) {
   const int64_t rows = w.rows, cols = w.cols;
   const bool widen_once = n > 1 && w.type != TensorType::F32;
-#pragma omp parallel
+#pragma omp parallel if (rows * cols * n >= kParallelMacs)
   {
     std::vector<float> row(widen_once ? static_cast<size_t>(cols) : 0);
 #pragma omp for schedule(static)

@@ -1,0 +1,14 @@
+// The kvgate binary's subcommands. Each registers itself on the app and runs
+// when selected; errors reach main() as exceptions and become exit code 1.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace kvgate::cli {
+
+void add_generate(CLI::App& app);
+void add_tokenize(CLI::App& app);
+void add_info(CLI::App& app);
+void add_mkmodel(CLI::App& app);
+
+}  // namespace kvgate::cli

@@ -1,0 +1,27 @@
+// kvgate: the hosted-LLM gateway's binary. See README.md for the commands.
+#include <cstdio>
+#include <exception>
+
+#include "engine/error.h"
+#include "gateway/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvgate: a prefix-caching LLM gateway with its own inference engine"};
+  app.require_subcommand(1);
+  kvgate::cli::add_generate(app);
+  kvgate::cli::add_tokenize(app);
+  kvgate::cli::add_info(app);
+  kvgate::cli::add_mkmodel(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kvgate::Error& e) {
+    std::fprintf(stderr, "kvgate: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvgate: internal error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,176 @@
+// ops/bench engine: prefill and decode throughput of the CPU backend, next to
+// the machine's own limits measured in the same run (STREAM-style copy and
+// read bandwidth, OpenBLAS sgemm), reported as ratios.
+//
+// Decode is memory-bound: its figure of merit is the bytes it must read per
+// step (every weight matrix once, plus each sequence's K/V) per second,
+// against measured bandwidth. Prefill is compute-bound: FLOPs (2 per weight
+// per token, plus attention) per second against sgemm's best.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/model.h"
+#include "engine/synthetic_model.h"
+#include "tests/bench/machine_limits.h"
+
+namespace kvgate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Limits {
+  double copy_gbps, read_gbps, sgemm_gflops;
+};
+
+Tokens some_tokens(int32_t n, int32_t vocab, uint32_t salt) {
+  Tokens t(static_cast<size_t>(n));
+  uint32_t x = 2463534242u ^ salt;
+  for (auto& id : t) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
+  }
+  return t;
+}
+
+// FLOPs of a prefill of n tokens from position 0: the linear layers (2 per
+// weight per token, the output head for the last token only) plus causal
+// attention (QK^T and PV: 2 x 2 x head_dim x heads per query-key pair).
+double prefill_flops(const ModelConfig& c, const LlamaWeights& w, int64_t n) {
+  double per_layer_weights = static_cast<double>(w.layers[0].wq.rows * w.layers[0].wq.cols +
+                                                 2 * w.layers[0].wk.rows * w.layers[0].wk.cols +
+                                                 w.layers[0].wo.rows * w.layers[0].wo.cols +
+                                                 3 * w.layers[0].w_up.rows * w.layers[0].w_up.cols);
+  double linear = 2.0 * per_layer_weights * c.n_layers * static_cast<double>(n);
+  double head = 2.0 * static_cast<double>(w.output.rows * w.output.cols);
+  double pairs = static_cast<double>(n) * static_cast<double>(n + 1) / 2.0;
+  double attention = 4.0 * pairs * c.head_dim * c.n_heads * c.n_layers;
+  return linear + head + attention;
+}
+
+struct Row {
+  std::string model, phase;
+  int batch;
+  double tokens_per_s, achieved, limit;  // achieved and limit in GB/s or GFLOP/s
+  const char* unit;
+};
+
+void print_row(const Row& r) {
+  std::printf("| %-18s | %-8s | %5d | %10.1f | %8.1f %-6s | %8.1f | %5.0f%% |\n", r.model.c_str(), r.phase.c_str(),
+              r.batch, r.tokens_per_s, r.achieved, r.unit, r.limit, 100.0 * r.achieved / r.limit);
+  std::fflush(stdout);
+}
+
+Row bench_prefill(const std::string& label, std::shared_ptr<const Model> model, int32_t n, const Limits& lim) {
+  const ModelConfig& c = model->config();
+  auto be = make_cpu_backend(model, {});
+  std::vector<BlockId> table(static_cast<size_t>(be->num_blocks()));
+  std::iota(table.begin(), table.end(), 0);
+  Tokens prompt = some_tokens(n, c.vocab_size, 1);
+  Logits out;
+  SequenceStep st{prompt, 0, table, LogitsWanted::kLast};
+  be->forward({&st, 1}, out);  // warm-up: page in the weights
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto t0 = Clock::now();
+    be->forward({&st, 1}, out);
+    best = std::min(best, seconds_since(t0));
+  }
+  double gflops = prefill_flops(c, model->weights(), n) / best / 1e9;
+  return {label, "prefill", 1, n / best, gflops, lim.sgemm_gflops, "GFLOP/s"};
+}
+
+Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, int32_t batch, int32_t context,
+                 int32_t steps, const Limits& lim) {
+  const ModelConfig& c = model->config();
+  BackendOptions opt;
+  const int32_t blocks_per_seq = (context + steps + 1 + opt.block_size - 1) / opt.block_size;
+  opt.kv_budget_bytes = c.kv_bytes_per_token(sizeof(float)) * opt.block_size * blocks_per_seq * batch;
+  auto be = make_cpu_backend(model, opt);
+  std::vector<std::vector<BlockId>> tables(static_cast<size_t>(batch));
+  std::vector<Tokens> prompts(static_cast<size_t>(batch));
+  Logits out;
+  for (int32_t s = 0; s < batch; ++s) {
+    for (int32_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(s * blocks_per_seq + b);
+    prompts[s] = some_tokens(context, c.vocab_size, static_cast<uint32_t>(s + 7));
+    SequenceStep st{prompts[s], 0, tables[s], LogitsWanted::kNone};
+    be->forward({&st, 1}, out);
+  }
+  std::vector<TokenId> next(static_cast<size_t>(batch), 5);
+  auto step_batch = [&](int32_t pos) {
+    std::vector<SequenceStep> steps_in;
+    for (int32_t s = 0; s < batch; ++s) steps_in.push_back({std::span(&next[s], 1), pos, tables[s], LogitsWanted::kLast});
+    be->forward(steps_in, out);
+  };
+  step_batch(context);  // warm-up
+  auto t0 = Clock::now();
+  for (int32_t i = 1; i <= steps; ++i) step_batch(context + i);
+  const double secs = seconds_since(t0);
+  // Bytes a step must read: every weight matrix once, the embedding rows,
+  // and each sequence's K/V so far.
+  const double kv = static_cast<double>(c.kv_bytes_per_token(sizeof(float))) * (context + steps / 2.0) * batch;
+  const double bytes = static_cast<double>(model->weights().matrix_bytes()) + kv;
+  const double gbps = bytes * steps / secs / 1e9;
+  return {label, "decode", batch, batch * steps / secs, gbps, lim.copy_gbps, "GB/s"};
+}
+
+std::string synthetic(const std::string& dir, const std::string& vocab, TensorType type, const char* tag) {
+  std::string path = dir + "/llama-110m-" + tag + ".gguf";
+  if (!std::filesystem::exists(path)) {
+    SyntheticModelSpec s;
+    s.layers = 12, s.dim = 768, s.heads = 12, s.kv_heads = 4, s.ffn = 2048, s.context = 2048;
+    s.type = type;
+    s.vocab_from = vocab;
+    write_synthetic_model(s, path + ".tmp");
+    std::filesystem::rename(path + ".tmp", path);
+  }
+  return path;
+}
+
+}  // namespace
+}  // namespace kvgate
+
+int main(int argc, char** argv) {
+  using namespace kvgate;
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s SHARED_DIR MODELS_DIR\n", argv[0]);
+    return 2;
+  }
+  const std::string shared = argv[1], models_dir = argv[2];
+  std::filesystem::create_directories(models_dir);
+
+  std::printf("## Engine (CPU backend)\n\n%s\n\n", machine_summary().c_str());
+  Limits lim{measure_copy_bandwidth_gbps(), measure_read_bandwidth_gbps(), measure_sgemm_peak_gflops()};
+  std::printf("| machine limit | measured |\n|---|---|\n");
+  std::printf("| STREAM copy bandwidth | %.1f GB/s |\n| read bandwidth (sum) | %.1f GB/s |\n", lim.copy_gbps, lim.read_gbps);
+  std::printf("| OpenBLAS sgemm peak (best of 512^3, 1024^3, 2048^3) | %.1f GFLOP/s |\n\n", lim.sgemm_gflops);
+
+  std::printf("Decode reads every weight once per step plus the batch's K/V; the ratio is against copy bandwidth.\n");
+  std::printf("Prefill counts 2 FLOPs per weight per token plus causal attention; the ratio is against sgemm.\n\n");
+  std::printf("| model | phase | batch | tokens/s | achieved | limit | ratio |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+  const std::string vocab = shared + "/testdata/ggml-vocab-llama-spm.gguf";
+  struct M {
+    std::string label;
+    std::string path;
+    int32_t prefill_tokens, context, steps;
+  };
+  std::vector<M> models{
+      {"stories260K f32", shared + "/models/stories260K.gguf", 256, 128, 64},
+      {"llama-110M f32", synthetic(models_dir, vocab, TensorType::F32, "f32"), 512, 128, 16},
+      {"llama-110M f16", synthetic(models_dir, vocab, TensorType::F16, "f16"), 512, 128, 16},
+  };
+  for (const M& m : models) {
+    auto model = Model::load(m.path);
+    print_row(bench_prefill(m.label, model, m.prefill_tokens, lim));
+    for (int32_t b : {1, 8, 32}) print_row(bench_decode(m.label, model, b, m.context, m.steps, lim));
+  }
+  return 0;
+}

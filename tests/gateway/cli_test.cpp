@@ -1,0 +1,195 @@
+// The kvgate binary as a user runs it: real processes, real files, exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "engine/gguf.h"
+#include "engine/gguf_writer.h"
+#include "tests/shared_data.h"
+
+namespace kvgate {
+namespace {
+
+using kvgate::testing::shared_path;
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun kvgate(const std::string& args) {
+  std::string cmd = std::string(KVGATE_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("kvgate-cli-" + std::to_string(getpid()))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+const std::string kStories = shared_path("models/stories260K.gguf");
+
+TEST(Cli, GreedyGenerationReproducesThePublishedStory) {
+  CliRun r = kvgate("generate --model " + kStories + " --temperature 0 --max-tokens 200");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::string expected = slurp(shared_path("models/stories260K.greedy200.expected.txt"));
+  EXPECT_EQ(r.out.substr(0, expected.size()), expected);
+}
+
+TEST(Cli, GenerateJsonHasIdsTextAndTimings) {
+  CliRun r = kvgate("generate --model " + kStories + " --prompt 'Once upon a time' --temperature 0 --max-tokens 5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* key : {"\"prompt_ids\":[1,", "\"output_ids\":[", "\"text\":", "\"ttft_ms\":", "\"tpot_ms\":",
+                          "\"finish_reason\":\"length\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
+}
+
+TEST(Cli, SameSeedSameOutput) {
+  const std::string args = "generate --model " + kStories + " --temperature 1 --top-p 0.9 --seed 42 --max-tokens 40 --json";
+  CliRun a = kvgate(args), b = kvgate(args);
+  ASSERT_EQ(a.exit_code, 0);
+  auto ids = [](const std::string& s) { return s.substr(s.find("output_ids"), s.find("\"text\"") - s.find("output_ids")); };
+  EXPECT_EQ(ids(a.out), ids(b.out));
+}
+
+TEST(Cli, StopStringEndsGenerationAndIsNotPrinted) {
+  CliRun r = kvgate("generate --model " + kStories + " --temperature 0 --max-tokens 200 --stop Lily --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"text\":\"Once upon a time, there was a little girl named \""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"finish_reason\":\"stop\""), std::string::npos);
+}
+
+TEST(Cli, TokenizeMatchesTheVocabulary) {
+  CliRun r = kvgate("tokenize --model " + shared_path("testdata/ggml-vocab-llama-spm.gguf") + " --text 'Hello world' --no-bos");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "15043 3186\n");
+}
+
+TEST(Cli, InfoReportsKvBytesAndCapacity) {
+  CliRun r = kvgate("info --model " + kStories + " --kv-budget 1MiB --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // 2 x 5 layers x 4 KV heads x 8 head dim x 4 bytes = 1280 B per token.
+  EXPECT_NE(r.out.find("\"kv_bytes_per_token\":1280"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"kv_tokens\":816"), std::string::npos) << r.out;  // 51 blocks of 16
+  EXPECT_NE(r.out.find("\"parameters\":292800"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"full_context_sequences\":0"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MkmodelWritesAModelThatGenerates) {
+  TempDir dir;
+  const std::string out = dir.file("tiny.gguf");
+  CliRun mk = kvgate("mkmodel --out " + out + " --vocab-from " + shared_path("testdata/ggml-vocab-llama-spm.gguf") +
+                  " --layers 2 --dim 64 --heads 4 --kv-heads 2 --ffn 128 --type q8_0 --context 256");
+  ASSERT_EQ(mk.exit_code, 0) << mk.out;
+  CliRun info = kvgate("info --model " + out + " --json");
+  EXPECT_NE(info.out.find("\"kv_heads\":2"), std::string::npos) << info.out;
+  CliRun gen = kvgate("generate --model " + out + " --prompt hi --max-tokens 4 --temperature 0 --json");
+  EXPECT_EQ(gen.exit_code, 0) << gen.out;
+}
+
+// Bad input: a clear message naming the problem and a non-zero exit, never a crash.
+class CliBadInput : public ::testing::Test {
+ protected:
+  static void expect_error(const std::string& args, const std::string& message) {
+    CliRun r = kvgate(args);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("kvgate: error:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << "wanted '" << message << "' in: " << r.out;
+  }
+  TempDir dir_;
+};
+
+TEST_F(CliBadInput, MissingFile) {
+  expect_error("generate --model /nonexistent/model.gguf", "/nonexistent/model.gguf: cannot open");
+}
+
+TEST_F(CliBadInput, WrongMagic) {
+  const std::string path = dir_.file("notgguf.gguf");
+  std::ofstream(path) << "this is not a model file at all";
+  expect_error("info --model " + path, "wrong magic");
+}
+
+TEST_F(CliBadInput, TruncatedData) {
+  const std::string path = dir_.file("truncated.gguf");
+  std::string bytes = slurp(kStories);
+  std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  expect_error("generate --model " + path, "truncated file");
+}
+
+TEST_F(CliBadInput, LegacyVersion1) {
+  expect_error("info --model " + shared_path("testdata/tinyllamas-stories-260k-f32.gguf"), "version 1");
+}
+
+TEST_F(CliBadInput, InconsistentTensorShape) {
+  // stories260K's metadata with one tensor of the wrong shape.
+  auto src = GgufFile::open(kStories);
+  GgufWriter w;
+  for (const auto& [k, v] : src->metadata()) w.set(k, v);
+  for (const GgufTensor& t : src->tensors()) {
+    std::vector<int64_t> dims = t.dims;
+    if (t.name == "blk.0.attn_k.weight") dims = {32, 64};  // transposed
+    w.add_tensor(t.name, dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
+  }
+  const std::string path = dir_.file("badshape.gguf");
+  w.write(path);
+  expect_error("generate --model " + path, "'blk.0.attn_k.weight' has shape [32, 64], expected [64, 32]");
+}
+
+TEST_F(CliBadInput, UnsupportedArchitecture) {
+  GgufWriter w;
+  w.set_string("general.architecture", "mamba");
+  const std::string path = dir_.file("mamba.gguf");
+  w.write(path);
+  expect_error("info --model " + path, "unsupported architecture 'mamba'");
+}
+
+TEST_F(CliBadInput, UnsupportedTokenizer) {
+  expect_error("tokenize --model " + shared_path("testdata/ggml-vocab-bert-bge.gguf") + " --text hi",
+               "unsupported tokenizer");
+}
+
+TEST_F(CliBadInput, PromptLongerThanTheContext) {
+  // stories260K's context is 2048 tokens; 3000 words are more.
+  const std::string path = dir_.file("long.txt");
+  std::ofstream f(path);
+  for (int i = 0; i < 3000; ++i) f << "girl ";
+  f.close();
+  expect_error("generate --model " + kStories + " --prompt \"$(cat " + path + ")\"", "context is 2048 tokens");
+}
+
+TEST_F(CliBadInput, BadSamplingParameters) {
+  expect_error("generate --model " + kStories + " --top-p 1.5", "top_p");
+  expect_error("generate --model " + kStories + " --temperature -1", "temperature");
+}
+
+TEST_F(CliBadInput, BadByteSize) {
+  expect_error("info --model " + kStories + " --kv-budget lots", "'lots' is not a byte count");
+}
+
+}  // namespace
+}  // namespace kvgate
