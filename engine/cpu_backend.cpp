@@ -34,6 +34,9 @@ namespace {
 // Rows below this count run the row-wise loops on the calling thread: a
 // decode step's handful of rows is cheaper than waking the team.
 constexpr int64_t kParallelRows = 8;
+// Queries per attention work item in a prefill: small enough to spread over
+// the cores and skip most of the causal mask, large enough for sgemm.
+constexpr int32_t kAttendChunk = 64;
 
 int32_t blocks_for(const ModelConfig& c, const BackendOptions& opt) {
   if (opt.block_size <= 0) throw Error("block size must be positive");
@@ -161,22 +164,38 @@ class CpuBackend final : public Backend {
     }
   }
 
+  // Long runs of one sequence's tokens (prefill chunks) attend as matrix
+  // products, in chunks of kAttendChunk queries so each chunk only sees the
+  // positions it needs; single tokens (decode) attend one by one.
   void attention(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
     const int64_t d = c_.dim;
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
     const AttentionShape shape{hd, G};
-    const int64_t work = T * nkv;
+    items_.clear();
+    int64_t row = 0;
+    for (const SequenceStep& st : batch) {
+      const auto n = static_cast<int32_t>(st.tokens.size());
+      const int32_t chunk = n >= kAttendRowsMin ? kAttendChunk : 1;
+      for (int32_t i = 0; i < n; i += chunk)
+        for (int32_t g = 0; g < nkv; ++g) items_.push_back({row + i, std::min(chunk, n - i), g});
+      row += n;
+    }
+    const auto work = static_cast<int64_t>(items_.size());
     // Parallel once the step attends over enough positions to pay for the team.
     const int64_t positions = static_cast<int64_t>(row_pos_.back()) * T;
 #pragma omp parallel if (work > 1 && positions * c_.dim >= (int64_t{1} << 16))
     {
       std::vector<float> scores;
-#pragma omp for schedule(dynamic, 4)
+      AttendRowsScratch scratch;
+#pragma omp for schedule(dynamic, 1)
       for (int64_t i = 0; i < work; ++i) {
-        const int64_t t = i / nkv;
-        const int32_t g = static_cast<int32_t>(i % nkv);
-        const int64_t off = t * d + static_cast<int64_t>(g) * G * hd;
-        attend(kv_, layer, batch[row_seq_[t]].block_table, row_pos_[t] + 1, g, shape, &q_[off], &att_[off], scores);
+        const AttentionItem it = items_[i];
+        const int64_t off = it.row * d + static_cast<int64_t>(it.kv_head) * G * hd;
+        const std::span<const BlockId> table = batch[row_seq_[it.row]].block_table;
+        if (it.n == 1)
+          attend(kv_, layer, table, row_pos_[it.row] + 1, it.kv_head, shape, &q_[off], &att_[off], scores);
+        else
+          attend_rows(kv_, layer, table, row_pos_[it.row], it.n, it.kv_head, shape, &q_[off], &att_[off], d, scratch);
       }
     }
   }
@@ -205,6 +224,12 @@ class CpuBackend final : public Backend {
   KvPool kv_;
   RopeTable rope_;
   // Per-step scratch, reused across steps.
+  struct AttentionItem {
+    int64_t row;  // first flat row
+    int32_t n;    // rows (1 for a token attended alone)
+    int32_t kv_head;
+  };
+  std::vector<AttentionItem> items_;
   std::vector<int32_t> row_seq_, row_pos_;
   std::vector<TokenId> row_token_;
   std::vector<float> x_, h_, q_, k_, v_, att_, gate_, up_;

@@ -17,17 +17,40 @@ constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
 void matmul_streaming(const Matrix& w, const float* x, int64_t n, float* y) {
   const int64_t rows = w.rows, cols = w.cols;
-  const bool widen_once = n > 1 && w.type != TensorType::F32;
+  if (n == 1) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMacs)
+    for (int64_t r = 0; r < rows; ++r) y[r] = dot_row(w.type, w.row(r), x, cols);
+    return;
+  }
+  // Several activation rows: 2 x 4 register tiles. F32 and F16 rows are read
+  // in place; BF16 and Q8_0 rows are widened once into a per-thread buffer.
+  const bool widen = w.type != TensorType::F32 && w.type != TensorType::F16;
+  const TensorType tile_type = widen ? TensorType::F32 : w.type;
+  const int64_t pairs = (rows + 1) / 2;
 #pragma omp parallel if (rows * cols * n >= kParallelMacs)
   {
-    std::vector<float> row(widen_once ? static_cast<size_t>(cols) : 0);
+    std::vector<float> wide(widen ? static_cast<size_t>(2 * cols) : 0);
 #pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      if (widen_once) {
-        dequantize_row(w.type, w.row(r), row.data(), cols);
-        for (int64_t t = 0; t < n; ++t) y[t * rows + r] = dot_f32(row.data(), x + t * cols, cols);
-      } else {
-        for (int64_t t = 0; t < n; ++t) y[t * rows + r] = dot_row(w.type, w.row(r), x + t * cols, cols);
+    for (int64_t p = 0; p < pairs; ++p) {
+      const int64_t r0 = 2 * p, r1 = std::min(r0 + 1, rows - 1);
+      const void* w0 = w.row(r0);
+      const void* w1 = w.row(r1);
+      if (widen) {
+        dequantize_row(w.type, w0, wide.data(), cols);
+        dequantize_row(w.type, w1, wide.data() + cols, cols);
+        w0 = wide.data();
+        w1 = wide.data() + cols;
+      }
+      for (int64_t t0 = 0; t0 < n; t0 += kTileCols) {
+        const int nx = static_cast<int>(std::min<int64_t>(kTileCols, n - t0));
+        const float* xs[kTileCols];
+        for (int j = 0; j < nx; ++j) xs[j] = x + (t0 + j) * cols;
+        float out[2][kTileCols];
+        dot_tile_2x4(tile_type, w0, w1, xs, nx, cols, out);
+        for (int j = 0; j < nx; ++j) {
+          y[(t0 + j) * rows + r0] = out[0][j];
+          y[(t0 + j) * rows + r1] = out[1][j];
+        }
       }
     }
   }

@@ -8,6 +8,7 @@
 // per token, plus attention) per second against sgemm's best.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
@@ -167,7 +168,10 @@ int main(int argc, char** argv) {
       {"llama-110M f32", synthetic(models_dir, vocab, TensorType::F32, "f32"), 512, 128, 16},
       {"llama-110M f16", synthetic(models_dir, vocab, TensorType::F16, "f16"), 512, 128, 16},
   };
+  // KVGATE_BENCH_ONLY=substring runs just the matching models (for profiling).
+  const char* only = std::getenv("KVGATE_BENCH_ONLY");
   for (const M& m : models) {
+    if (only && m.label.find(only) == std::string::npos) continue;
     auto model = Model::load(m.path);
     print_row(bench_prefill(m.label, model, m.prefill_tokens, lim));
     for (int32_t b : {1, 8, 32}) print_row(bench_decode(m.label, model, b, m.context, m.steps, lim));

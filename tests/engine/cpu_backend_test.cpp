@@ -176,7 +176,7 @@ TEST(CpuBackend, BatchedDecodeEqualsEachAlone) {
     for (int s = 0; s < n_seqs; ++s) {
       Logits one;
       alone->forward({&batch[s], 1}, one);
-      for (int v = 0; v < one.vocab(); ++v) ASSERT_NEAR(out.row(s)[v], one.row(0)[v], 1e-5) << "seq " << s;
+      for (int v = 0; v < one.vocab(); ++v) ASSERT_NEAR(out.row(s)[v], one.row(0)[v], 1e-4) << "seq " << s;
       prompts[s].push_back(next[s]);
     }
   }
