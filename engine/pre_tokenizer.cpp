@@ -6,6 +6,7 @@
 #include <array>
 
 #include "engine/error.h"
+#include "engine/gpt2_ascii_match.h"
 
 namespace kvgate {
 namespace {
@@ -136,7 +137,8 @@ std::string pcre2_message(int code) {
 
 class PreTokenizer::Pattern {
  public:
-  Pattern(std::string_view pre, std::string_view pattern) : pre_(pre) {
+  Pattern(std::string_view pre, std::string_view pattern, bool fast_paths)
+      : pre_(pre), gpt2_ascii_(fast_paths && pattern == kGpt2) {
     int err = 0;
     PCRE2_SIZE err_offset = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
@@ -159,6 +161,20 @@ class PreTokenizer::Pattern {
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data() + base);
     size_t pos = 0, emitted = 0;
     while (pos < len) {
+      if (gpt2_ascii_) {
+        size_t b = 0, e = 0;
+        const AsciiMatch m = gpt2_ascii_match({text.data() + base, len}, pos, &b, &e);
+        if (m == AsciiMatch::NoMatch) {  // the regex search would go on at pos + 1
+          ++pos;
+          continue;
+        }
+        if (m == AsciiMatch::Match) {
+          if (b > emitted) out.emplace_back(base + emitted, base + b);
+          out.emplace_back(base + b, base + e);
+          pos = emitted = e;
+          continue;
+        }
+      }
       const int rc = jit_ ? pcre2_jit_match(code_, subject, len, pos, 0, st.data, st.context)
                           : pcre2_match(code_, subject, len, pos, 0, st.data, st.context);
       if (rc == PCRE2_ERROR_NOMATCH) break;
@@ -180,16 +196,17 @@ class PreTokenizer::Pattern {
 
  private:
   std::string pre_;
+  bool gpt2_ascii_;  // decide ASCII text with gpt2_ascii_match, PCRE2 for the rest
   pcre2_code* code_ = nullptr;
   bool jit_ = false;
 };
 
-PreTokenizer::PreTokenizer(std::string_view name) : name_(name) {
+PreTokenizer::PreTokenizer(std::string_view name, bool fast_paths) : name_(name) {
   for (const Spec& spec : specs()) {
     for (std::string_view n : spec.names) {
       if (n != name) continue;
       ignore_merges_ = spec.ignore_merges;
-      for (std::string_view p : spec.passes) passes_.push_back(std::make_unique<Pattern>(name, p));
+      for (std::string_view p : spec.passes) passes_.push_back(std::make_unique<Pattern>(name, p, fast_paths));
       return;
     }
   }

@@ -8,7 +8,8 @@
 // always cover the input exactly, byte for byte. A pattern only ever sees its
 // own piece (`$` means the end of the piece).
 //
-// Matching uses PCRE2 (UTF + UCP for \p{L}, \p{N}, \s; JIT-compiled). Invalid
+// Matching uses PCRE2 (UTF + UCP for \p{L}, \p{N}, \s; JIT-compiled), except
+// that ASCII text under the GPT-2 pattern is decided by gpt2_ascii_match. Invalid
 // UTF-8 is allowed: it matches no character class, so it ends up in the
 // unmatched pieces and reaches BPE byte for byte (lossless).
 // Thread-safe: the compiled patterns are read-only; match state is per thread.
@@ -25,7 +26,9 @@ class PreTokenizer {
  public:
   // Throws kvgate::Error naming `name` if it is not a known pre-tokenizer.
   // An empty name (the key is absent, older converters) means "default".
-  explicit PreTokenizer(std::string_view name);
+  // fast_paths = false runs every pattern in PCRE2 alone (for tests that
+  // check the hand-written ASCII matcher against it).
+  explicit PreTokenizer(std::string_view name, bool fast_paths = true);
   ~PreTokenizer();
   PreTokenizer(const PreTokenizer&) = delete;
   PreTokenizer& operator=(const PreTokenizer&) = delete;

@@ -79,6 +79,15 @@ SpmTokenizer::SpmTokenizer(Vocab vocab) : Tokenizer(std::move(vocab)) {
     if (id == kNoToken) id = vocab_.find(std::string(1, static_cast<char>(b)));
     byte_token_[b] = id == kNoToken ? vocab_.unk() : id;
   }
+
+  split_words_ = true;
+  for (TokenId id = 0; id < vocab_.size() && split_words_; ++id) {
+    if (!mergeable(vocab_.type(id))) continue;
+    const std::string& t = vocab_.text(id);
+    size_t lead = 0;
+    while (t.compare(lead, kSpace.size(), kSpace) == 0) lead += kSpace.size();
+    split_words_ = t.find(kSpace, lead) == std::string::npos;
+  }
 }
 
 Tokens SpmTokenizer::encode(std::string_view text, EncodeOptions opt) const {
@@ -114,6 +123,35 @@ void SpmTokenizer::append_bytes(std::string_view s, Tokens& out) const {
 }
 
 void SpmTokenizer::encode_escaped(std::string_view text, Tokens& out) const {
+  if (!split_words_) {
+    merge(text, out);
+    return;
+  }
+  // Cut before every '▁' that follows a non-'▁' symbol. Symbols are found
+  // exactly as merge() finds them, so the cuts fall on its symbol boundaries.
+  size_t word = 0;
+  bool prev_space = false;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t len = std::min(utf8_lead_length(static_cast<unsigned char>(text[pos])), text.size() - pos);
+    const bool space = text.compare(pos, len, kSpace) == 0;
+    if (space && !prev_space && pos > word) {
+      encode_word(text.substr(word, pos - word), out);
+      word = pos;
+    }
+    prev_space = space;
+    pos += len;
+  }
+  encode_word(text.substr(word), out);
+}
+
+void SpmTokenizer::encode_word(std::string_view word, Tokens& out) const {
+  if (cache_.lookup(word, out)) return;
+  const size_t before = out.size();
+  merge(word, out);
+  cache_.insert(word, out.data() + before, out.size() - before);
+}
+
+void SpmTokenizer::merge(std::string_view text, Tokens& out) const {
   if (text.empty()) return;
   // Scratch space reused across calls on this thread: encode runs per request.
   thread_local std::vector<Symbol> symbols;

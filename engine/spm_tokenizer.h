@@ -8,11 +8,17 @@
 // (ties: leftmost), until no adjacent pair forms a piece. Whatever is not a
 // piece at the end (a character outside the vocabulary) falls back to its
 // bytes as <0xNN> tokens, so no input is ever lost.
+//
+// Speed: when no mergeable piece has a '▁' after another character (true of
+// Llama's vocabularies: '▁' only leads a piece), no merge can cross the
+// start of a word, so each word ('▁' run + what follows) is merged on its own
+// and cached. The result is identical to merging the whole text at once.
 #pragma once
 
 #include <array>
 
 #include "engine/tokenizer.h"
+#include "engine/word_cache.h"
 
 namespace kvgate {
 
@@ -26,9 +32,13 @@ class SpmTokenizer final : public Tokenizer {
  private:
   // Merges `escaped` (spaces already '▁') and appends its ids to `out`.
   void encode_escaped(std::string_view escaped, Tokens& out) const;
+  void encode_word(std::string_view word, Tokens& out) const;  // via the cache
+  void merge(std::string_view text, Tokens& out) const;        // the merge loop
   void append_bytes(std::string_view s, Tokens& out) const;
 
   std::array<TokenId, 256> byte_token_{};  // <0xNN>, else the 1-char piece, else unk
+  bool split_words_ = false;               // see "Speed" above
+  WordCache cache_;
 };
 
 }  // namespace kvgate

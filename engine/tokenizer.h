@@ -15,6 +15,7 @@
 // UTF-8 for arbitrary id sequences; StreamDecoder yields valid UTF-8 only.
 //
 // All methods are const and thread-safe: the gateway encodes from many threads.
+// A Tokenizer copies what it needs: the GgufFile may be closed after from_gguf.
 #pragma once
 
 #include <cstdint>

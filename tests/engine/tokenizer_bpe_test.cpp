@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <thread>
 
 #include "engine/error.h"
@@ -146,6 +147,25 @@ TEST(TokenizerBpe, PreTokenizerCoversInvalidUtf8) {
   }
 }
 
+TEST(TokenizerBpe, AsciiFastPathAgreesWithPcre2) {
+  // Pieces chosen to hit every branch: contractions and near-misses, runs of
+  // each class, whitespace before non-space, and non-ASCII letters, digits,
+  // spaces and invalid bytes that force the PCRE2 fallback mid-word.
+  const std::vector<std::string> alphabet = {
+      "a", "Z", "7", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "'", "'s", "'t", "'re", "'ve", "'m", "'ll", "'d",
+      "'r", "'v", "'l", "!", "?!", "_", "\x1c", "\x7f", "\x00", "\xC3\xA9", "\xD9\xA3", "\xE3\x80\x80",
+      "\xC2\xA0", "\xE2\x80\x83", "\xF0\x9F\x98\x81", "\xFF", "\xC3", "\xE2\x82"};
+  std::mt19937 rng(12345);
+  for (std::string_view name : {"gpt-2", "starcoder", "falcon", "default"}) {
+    const PreTokenizer fast(name), slow(name, /*fast_paths=*/false);
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string text;
+      for (size_t n = rng() % 24; n > 0; --n) text += alphabet[rng() % alphabet.size()];
+      ASSERT_EQ(split(fast, text), split(slow, text)) << name << ": '" << text << "'";
+    }
+  }
+}
+
 TEST(TokenizerBpe, LongRunsOfOneClassDoNotFail) {
   for (std::string name : {"gpt-2", "deepseek-llm", "falcon", "starcoder"}) {
     Loaded m = load(name);
@@ -156,6 +176,14 @@ TEST(TokenizerBpe, LongRunsOfOneClassDoNotFail) {
       EXPECT_EQ(m.tok->decode(ids), text) << name << " '" << c << "'";
     }
   }
+}
+
+TEST(TokenizerBpe, OutlivesItsFile) {
+  Loaded m = load("starcoder");
+  const Tokens before = m.tok->encode("def f(x): return x**2  # 12345", {.add_bos = false});
+  m.file.reset();
+  EXPECT_EQ(m.tok->encode("def f(x): return x**2  # 12345", {.add_bos = false}), before);
+  EXPECT_EQ(m.tok->decode(before), "def f(x): return x**2  # 12345");
 }
 
 TEST(TokenizerBpe, ConcurrentEncodesAgree) {

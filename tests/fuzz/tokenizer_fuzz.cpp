@@ -25,6 +25,7 @@
 
 #include "engine/error.h"
 #include "engine/gpt2_byte_map.h"
+#include "engine/pre_tokenizer.h"
 #include "engine/stream_decoder.h"
 #include "engine/tokenizer.h"
 #include "engine/utf8.h"
@@ -95,6 +96,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_stream(tok, ids, tok.decode(ids));
     return 0;
   }
+
+  // The hand-written ASCII matcher must split exactly as PCRE2 alone does.
+  static const kvgate::PreTokenizer fast("gpt-2"), slow("gpt-2", /*fast_paths=*/false);
+  std::vector<std::string_view> a, b;
+  fast.split(text, a);
+  slow.split(text, b);
+  if (a != b) fail("gpt-2 ASCII fast path disagrees with PCRE2", tok);
 
   const bool parse_special = mode & 0x80;
   kvgate::Tokens ids;
