@@ -46,7 +46,9 @@ GenerateResult generate(Backend& backend, const Tokenizer& tokenizer, const Gene
   if (!req.ignore_eos) stop_ids.push_back(tokenizer.eos());
   TokenLimit limit(max_tokens, stop_ids);
   StopStrings stops(req.stop);
-  StreamDecoder decoder(tokenizer);
+  // A prompt with text makes the output a continuation: its first piece's
+  // leading space is a real space (" world" after "Hello").
+  StreamDecoder decoder(tokenizer, tokenizer.decode(req.prompt).empty());
   GenerateResult r;
   auto emit = [&](const std::string& s) {
     if (s.empty()) return;

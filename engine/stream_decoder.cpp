@@ -5,7 +5,8 @@
 
 namespace kvgate {
 
-StreamDecoder::StreamDecoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {}
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool at_text_start)
+    : tokenizer_(tokenizer), at_start_(at_text_start) {}
 
 std::string StreamDecoder::push(TokenId id) {
   tokenizer_.append_piece(pending_, id, at_start_);

@@ -21,7 +21,10 @@ class Tokenizer;
 
 class StreamDecoder {
  public:
-  explicit StreamDecoder(const Tokenizer& tokenizer);
+  // at_text_start: the first piece begins the text, so SPM drops its
+  // dummy-prefix space. False when continuing text that already has some
+  // (a generation after a non-empty prompt), where that space is real.
+  explicit StreamDecoder(const Tokenizer& tokenizer, bool at_text_start = true);
 
   std::string push(TokenId id);  // throws kvgate::Error for an id outside the vocabulary
   std::string finish();

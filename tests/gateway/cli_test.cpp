@@ -61,6 +61,14 @@ TEST(Cli, GreedyGenerationReproducesThePublishedStory) {
   EXPECT_EQ(r.out.substr(0, expected.size()), expected);
 }
 
+TEST(Cli, ContinuationKeepsTheSpaceBeforeItsFirstWord) {
+  // Greedy from BOS gives "Once upon a time, there was ..."; from the prompt
+  // "Once upon a time," the continuation must start with its space.
+  CliRun r = kvgate("generate --model " + kStories + " --prompt 'Once upon a time,' --temperature 0 --max-tokens 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"text\":\" there was"), std::string::npos) << r.out;
+}
+
 TEST(Cli, GenerateJsonHasIdsTextAndTimings) {
   CliRun r = kvgate("generate --model " + kStories + " --prompt 'Once upon a time' --temperature 0 --max-tokens 5 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
