@@ -17,7 +17,7 @@
 
 #include "engine/backend.h"
 #include "engine/model.h"
-#include "engine/synthetic_model.h"
+#include "tests/bench/bench_models.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {
@@ -119,20 +119,7 @@ Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, i
   const double kv = static_cast<double>(c.kv_bytes_per_token(sizeof(float))) * (context + steps / 2.0) * batch;
   const double bytes = static_cast<double>(model->weights().matrix_bytes()) + kv;
   const double gbps = bytes * steps / secs / 1e9;
-  return {label, "decode", batch, batch * steps / secs, gbps, lim.copy_gbps, "GB/s"};
-}
-
-std::string synthetic(const std::string& dir, const std::string& vocab, TensorType type, const char* tag) {
-  std::string path = dir + "/llama-110m-" + tag + ".gguf";
-  if (!std::filesystem::exists(path)) {
-    SyntheticModelSpec s;
-    s.layers = 12, s.dim = 768, s.heads = 12, s.kv_heads = 4, s.ffn = 2048, s.context = 2048;
-    s.type = type;
-    s.vocab_from = vocab;
-    write_synthetic_model(s, path + ".tmp");
-    std::filesystem::rename(path + ".tmp", path);
-  }
-  return path;
+  return {label, "decode", batch, batch * steps / secs, gbps, lim.read_gbps, "GB/s"};
 }
 
 }  // namespace
@@ -153,11 +140,10 @@ int main(int argc, char** argv) {
   std::printf("| STREAM copy bandwidth | %.1f GB/s |\n| read bandwidth (sum) | %.1f GB/s |\n", lim.copy_gbps, lim.read_gbps);
   std::printf("| OpenBLAS sgemm peak (best of 512^3, 1024^3, 2048^3) | %.1f GFLOP/s |\n\n", lim.sgemm_gflops);
 
-  std::printf("Decode reads every weight once per step plus the batch's K/V; the ratio is against copy bandwidth.\n");
+  std::printf("Decode reads every weight once per step plus the batch's K/V; the ratio is against read bandwidth.\n");
   std::printf("Prefill counts 2 FLOPs per weight per token plus causal attention; the ratio is against sgemm.\n\n");
   std::printf("| model | phase | batch | tokens/s | achieved | limit | ratio |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|\n");
-  const std::string vocab = shared + "/testdata/ggml-vocab-llama-spm.gguf";
   struct M {
     std::string label;
     std::string path;
@@ -165,8 +151,8 @@ int main(int argc, char** argv) {
   };
   std::vector<M> models{
       {"stories260K f32", shared + "/models/stories260K.gguf", 256, 128, 64},
-      {"llama-110M f32", synthetic(models_dir, vocab, TensorType::F32, "f32"), 512, 128, 16},
-      {"llama-110M f16", synthetic(models_dir, vocab, TensorType::F16, "f16"), 512, 128, 16},
+      {"llama-110M f32", bench_model_110m(models_dir, shared, TensorType::F32), 512, 128, 16},
+      {"llama-110M f16", bench_model_110m(models_dir, shared, TensorType::F16), 512, 128, 16},
   };
   // KVGATE_BENCH_ONLY=substring runs just the matching models (for profiling).
   const char* only = std::getenv("KVGATE_BENCH_ONLY");
