@@ -64,6 +64,16 @@ class CpuBackend final : public Backend {
   size_t block_bytes() const override { return kv_.block_bytes(); }
   void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { kv_.copy_block_out(b, dst); }
   void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { kv_.copy_block_in(b, src); }
+  void copy_block(BlockId src, BlockId dst) override {
+    if (src < 0 || src >= kv_.n_blocks() || dst < 0 || dst >= kv_.n_blocks()) throw Error("copy_block: bad block id");
+    if (src == dst) return;
+    // A block is one contiguous run of block_size x kv_dim floats per layer, for K and for V.
+    const size_t n = static_cast<size_t>(kv_.block_size()) * static_cast<size_t>(kv_.kv_dim());
+    for (int32_t l = 0; l < c_.n_layers; ++l) {
+      std::copy_n(kv_.k(l, src, 0), n, kv_.k(l, dst, 0));
+      std::copy_n(kv_.v(l, src, 0), n, kv_.v(l, dst, 0));
+    }
+  }
 
   void forward(std::span<const SequenceStep> batch, Logits& out) override {
     validate(batch);
@@ -85,16 +95,15 @@ class CpuBackend final : public Backend {
     for (int32_t l = 0; l < c_.n_layers; ++l) {
       const LayerWeights& lw = w_.layers[l];
       norm_rows(lw.attn_norm, T);
-      matmul(lw.wq, h_.data(), T, q_.data());
-      matmul(lw.wk, h_.data(), T, k_.data());
-      matmul(lw.wv, h_.data(), T, v_.data());
+      const MatmulTarget qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
+      matmul_many(qkv, h_.data(), T);
       store_kv(batch, l, T);
       attention(batch, l, T);
       matmul(lw.wo, att_.data(), T, h_.data());
       add_rows(T);
       norm_rows(lw.ffn_norm, T);
-      matmul(lw.w_gate, h_.data(), T, gate_.data());
-      matmul(lw.w_up, h_.data(), T, up_.data());
+      const MatmulTarget gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
+      matmul_many(gate_up, h_.data(), T);
 #pragma omp parallel for if (T >= kParallelRows)
       for (int64_t t = 0; t < T; ++t) swiglu(&gate_[t * ff], &up_[t * ff], ff);
       matmul(lw.w_down, gate_.data(), T, h_.data());

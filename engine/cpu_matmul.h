@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "engine/llama_weights.h"
 
@@ -20,5 +21,15 @@ inline constexpr int64_t kSgemmMinRows = 16;
 // y[t][r] = sum_c w[r][c] * x[t][c], for t < n_rows; x is [n_rows][w.cols],
 // y is [n_rows][w.rows].
 void matmul(const Matrix& w, const float* x, int64_t n_rows, float* y);
+
+// Up to 4 matrices of the same input width applied to the same x (Q, K and V;
+// gate and up). In decode this is one OpenMP region instead of one per
+// matrix: every region ends in a barrier, and barriers are what a decode
+// step of a small model spends its time in.
+struct MatmulTarget {
+  const Matrix* w;
+  float* y;
+};
+void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t n_rows);
 
 }  // namespace kvgate
