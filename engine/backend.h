@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "engine/batch.h"
 #include "engine/model_config.h"
@@ -41,6 +42,16 @@ class Backend {
   virtual size_t block_bytes() const = 0;
   virtual void copy_block_to_host(BlockId block, std::span<std::byte> dst) const = 0;
   virtual void copy_block_from_host(BlockId block, std::span<const std::byte> src) = 0;
+
+  // Copies block `src`'s K/V over block `dst`'s, inside the pool: the prefix
+  // cache's copy-on-write (a request that must write into a shared block
+  // writes into a private copy). This default goes through host memory;
+  // backends override it with a device-side copy.
+  virtual void copy_block(BlockId src, BlockId dst) {
+    std::vector<std::byte> buf(block_bytes());
+    copy_block_to_host(src, buf);
+    copy_block_from_host(dst, buf);
+  }
 };
 
 std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Model> model, const BackendOptions& opt);
