@@ -1,0 +1,257 @@
+// The block pool's bookkeeping.
+//
+// Invariants (check_invariants() verifies them; debug builds after every
+// mutating call). Every block is in exactly one of four states:
+//
+//   free         refs == 0, !cached. On free_list_ (exactly once). Holds
+//                nothing anyone will read: allocate() hands these out first.
+//   private      refs >= 1, !cached. Owned by the request writing it; not in
+//                the index, so nobody else can find it. (Only cached blocks
+//                are ever shared, so in practice refs == 1.)
+//   cached, in use
+//                refs >= 1, cached. index_[key.hash] == this block; the
+//                policy knows it but it is not a candidate. Immutable: its
+//                K/V was complete when it was committed, and the engine only
+//                writes to private blocks.
+//   cached, free refs == 0, cached. In index_ as above, and a policy
+//                candidate: the only state eviction may take a block from.
+//
+// So: free_list_ holds exactly the free blocks; index_ maps exactly the cached
+// blocks' hashes to them; the policy's candidates are exactly the cached-free
+// blocks; n_in_use_ counts refs >= 1, n_cached_free_ the cached-free blocks,
+// and free + in use + cached-free = all blocks. A referenced block is never
+// evicted: evict_victim() refuses a victim that is not cached-free, whatever
+// the policy says. Per-scope counters sum to the pool's.
+//
+// Thread ownership: the engine thread that owns the pool; no locks.
+#include "cache/block_pool.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "policies/lru_policy.h"
+
+namespace kvgate::cache {
+namespace {
+
+policies::ScopeKey scope_key(const ScopeId& s) { return {s.lo, s.hi}; }
+
+[[noreturn]] void broken(const std::string& what) { throw std::logic_error("block pool invariant: " + what); }
+
+}  // namespace
+
+BlockPool::BlockPool(int32_t n_blocks, int32_t block_size, int64_t block_bytes,
+                     std::unique_ptr<policies::EvictionPolicy> policy)
+    : block_size_(block_size),
+      block_bytes_(block_bytes),
+      policy_(policy ? std::move(policy) : policies::make_lru_policy()),
+      blocks_(static_cast<size_t>(std::max(n_blocks, 0))),
+      tokens_(static_cast<size_t>(std::max(n_blocks, 0)) * static_cast<size_t>(std::max(block_size, 0))) {
+  if (n_blocks <= 0 || block_size <= 0) throw std::invalid_argument("BlockPool: needs at least one block of at least one token");
+  free_list_.reserve(blocks_.size());
+  for (BlockId b = n_blocks - 1; b >= 0; --b) free_list_.push_back(b);  // block 0 is handed out first
+  index_.reserve(blocks_.size());
+}
+
+BlockPool::~BlockPool() = default;
+
+const BlockPool::Block& BlockPool::at(BlockId b) const {
+  if (b < 0 || static_cast<size_t>(b) >= blocks_.size()) throw std::out_of_range("block id " + std::to_string(b) + " is outside the pool");
+  return blocks_[static_cast<size_t>(b)];
+}
+
+std::span<const TokenId> BlockPool::tokens_of(BlockId b) const {
+  return std::span(tokens_).subspan(static_cast<size_t>(b) * block_size_, static_cast<size_t>(block_size_));
+}
+
+bool BlockPool::verifies(BlockId b, const BlockKey& want, std::span<const TokenId> tokens) const {
+  const BlockKey& k = blocks_[b].key;
+  return k.hash == want.hash && k.parent == want.parent && k.depth == want.depth && k.scope == want.scope &&
+         std::ranges::equal(tokens_of(b), tokens);
+}
+
+std::vector<BlockId> BlockPool::lookup(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
+                                       std::span<const TokenId> tokens) {
+  std::vector<BlockId> hits;
+  const size_t B = static_cast<size_t>(block_size_);
+  for (size_t i = 0; i < chain.size() && (i + 1) * B <= tokens.size(); ++i) {
+    auto it = index_.find(chain[i]);
+    if (it == index_.end()) break;
+    const BlockKey want{chain[i], i == 0 ? seed : chain[i - 1], scope, static_cast<int32_t>(i)};
+    if (!verifies(it->second, want, tokens.subspan(i * B, B))) break;
+    hits.push_back(it->second);
+  }
+  for (BlockId b : hits) reference_cached(b);
+  debug_check();
+  return hits;
+}
+
+void BlockPool::reference_cached(BlockId b) {
+  Block& blk = blocks_[b];
+  ScopeCacheStats& s = scope_stats(blk.owner);
+  if (blk.refs++ == 0) {
+    --n_cached_free_;
+    ++n_in_use_;
+    --s.blocks_cached_free;
+    ++s.blocks_in_use;
+  }
+  policy_->on_hit(b);
+}
+
+std::optional<BlockId> BlockPool::allocate(const ScopeId& scope) {
+  BlockId b;
+  if (!free_list_.empty()) {
+    b = free_list_.back();
+    free_list_.pop_back();
+  } else if (n_cached_free_ > 0) {
+    b = evict_victim();
+  } else {
+    return std::nullopt;
+  }
+  Block& blk = blocks_[b];
+  blk.refs = 1;
+  blk.owner = scope;
+  ++n_in_use_;
+  ++scope_stats(scope).blocks_in_use;
+  debug_check();
+  return b;
+}
+
+BlockId BlockPool::evict_victim() {
+  const std::optional<policies::EntryId> v = policy_->victim();
+  if (!v || *v < 0 || static_cast<size_t>(*v) >= blocks_.size() || !blocks_[*v].cached || blocks_[*v].refs != 0)
+    throw std::logic_error(std::string("eviction policy '") + std::string(policy_->name()) +
+                           "' named a victim that is not an unreferenced cached block");
+  const BlockId b = *v;
+  Block& blk = blocks_[b];
+  emit(BlockEventKind::kRemoved, b);
+  index_.erase(blk.key.hash);
+  policy_->on_remove(b);
+  blk.cached = false;
+  --n_cached_free_;
+  ScopeCacheStats& s = scope_stats(blk.owner);
+  --s.blocks_cached_free;
+  ++s.evictions;
+  return b;
+}
+
+bool BlockPool::commit(BlockId b, const BlockKey& key, std::span<const TokenId> tokens) {
+  Block& blk = at(b);
+  if (blk.refs == 0 || blk.cached) throw std::logic_error("commit: block " + std::to_string(b) + " is not private");
+  if (tokens.size() != static_cast<size_t>(block_size_)) throw std::invalid_argument("commit: a block holds block_size tokens");
+  if (index_.contains(key.hash)) return false;
+  index_.emplace(key.hash, b);
+  blk.cached = true;
+  blk.key = key;
+  std::ranges::copy(tokens, tokens_.begin() + static_cast<ptrdiff_t>(b) * block_size_);
+  // Charged to the scope it was committed under (the allocating request's).
+  ScopeCacheStats& from = scope_stats(blk.owner);
+  ScopeCacheStats& to = scope_stats(key.scope);
+  --from.blocks_in_use;
+  ++to.blocks_in_use;
+  ++to.blocks_stored;
+  blk.owner = key.scope;
+  policy_->on_insert(b, {key.depth, scope_key(key.scope), block_bytes_, policies::Tier::kDevice});
+  emit(BlockEventKind::kStored, b);
+  debug_check();
+  return true;
+}
+
+void BlockPool::release(std::span<const BlockId> blocks) {
+  for (BlockId b : blocks) {
+    Block& blk = at(b);
+    if (blk.refs <= 0) throw std::logic_error("release: block " + std::to_string(b) + " is not referenced");
+    if (--blk.refs > 0) continue;
+    --n_in_use_;
+    ScopeCacheStats& s = scope_stats(blk.owner);
+    --s.blocks_in_use;
+    if (blk.cached) {
+      ++n_cached_free_;
+      ++s.blocks_cached_free;
+      policy_->on_release(b);
+    } else {
+      free_list_.push_back(b);
+    }
+  }
+  debug_check();
+}
+
+void BlockPool::record_query(const ScopeId& scope, int64_t query_tokens, int64_t hit_tokens) {
+  ScopeCacheStats& s = scope_stats(scope);
+  s.query_tokens += query_tokens;
+  s.hit_tokens += hit_tokens;
+}
+
+CacheStats BlockPool::stats() const {
+  CacheStats st;
+  st.blocks_total = num_blocks();
+  st.blocks_in_use = n_in_use_;
+  st.blocks_cached_free = n_cached_free_;
+  st.blocks_free = static_cast<int32_t>(free_list_.size());
+  st.scopes.assign(scopes_.begin(), scopes_.end());
+  std::ranges::sort(st.scopes, {}, &std::pair<ScopeId, ScopeCacheStats>::first);
+  for (const auto& [id, s] : st.scopes) {
+    st.all.query_tokens += s.query_tokens;
+    st.all.hit_tokens += s.hit_tokens;
+    st.all.blocks_in_use += s.blocks_in_use;
+    st.all.blocks_cached_free += s.blocks_cached_free;
+    st.all.blocks_stored += s.blocks_stored;
+    st.all.evictions += s.evictions;
+  }
+  return st;
+}
+
+void BlockPool::emit(BlockEventKind kind, BlockId b) {
+  if (!listener_) return;
+  const Block& blk = blocks_[b];
+  listener_->on_block_event({kind, b, blk.key.hash, blk.key.parent, blk.key.scope, blk.key.depth, tokens_of(b)});
+}
+
+void BlockPool::debug_check() const {
+#ifndef NDEBUG
+  check_invariants();
+#endif
+}
+
+void BlockPool::check_invariants() const {
+  const auto n = static_cast<BlockId>(blocks_.size());
+  std::vector<uint8_t> on_free_list(blocks_.size(), 0);
+  for (BlockId b : free_list_) {
+    if (b < 0 || b >= n) broken("free list holds block " + std::to_string(b) + ", outside the pool");
+    if (on_free_list[b]++) broken("block " + std::to_string(b) + " is on the free list twice");
+  }
+  int32_t in_use = 0, cached_free = 0, cached = 0;
+  std::unordered_map<ScopeId, std::pair<int64_t, int64_t>, Hash128Hasher> per_scope;  // in use, cached free
+  for (BlockId b = 0; b < n; ++b) {
+    const Block& blk = blocks_[b];
+    const std::string who = "block " + std::to_string(b) + ": ";
+    if (blk.refs < 0) broken(who + "negative reference count");
+    const bool free = blk.refs == 0 && !blk.cached;
+    if (free != static_cast<bool>(on_free_list[b])) broken(who + (free ? "free but not on the free list" : "on the free list but not free"));
+    if (blk.refs > 0) ++in_use, ++per_scope[blk.owner].first;
+    if (blk.cached) {
+      ++cached;
+      auto it = index_.find(blk.key.hash);
+      if (it == index_.end() || it->second != b) broken(who + "cached but not indexed under its hash");
+      if (blk.owner != blk.key.scope) broken(who + "charged to a scope other than its own");
+      if (blk.refs == 0) ++cached_free, ++per_scope[blk.owner].second;
+    }
+  }
+  if (static_cast<size_t>(cached) != index_.size()) broken("the index holds blocks that are not cached");
+  if (in_use != n_in_use_) broken("in-use count " + std::to_string(n_in_use_) + " != " + std::to_string(in_use));
+  if (cached_free != n_cached_free_) broken("cached-free count " + std::to_string(n_cached_free_) + " != " + std::to_string(cached_free));
+  if (policy_->candidates() != cached_free)
+    broken("the policy has " + std::to_string(policy_->candidates()) + " candidates, the pool " + std::to_string(cached_free) +
+           " evictable blocks");
+  if (static_cast<int64_t>(free_list_.size()) + in_use + cached_free != n) broken("states do not add up to the pool size");
+  for (const auto& [scope, s] : scopes_) {
+    auto it = per_scope.find(scope);
+    const auto want = it == per_scope.end() ? std::pair<int64_t, int64_t>{0, 0} : it->second;
+    if (s.blocks_in_use != want.first || s.blocks_cached_free != want.second) broken("per-scope block counts drifted");
+  }
+  for (const auto& [scope, counts] : per_scope)
+    if (!scopes_.contains(scope)) broken("a scope holds blocks but has no counters");
+}
+
+}  // namespace kvgate::cache

@@ -1,0 +1,123 @@
+// BlockPool: the device tier of the prefix cache. A fixed set of KV blocks
+// (their memory belongs to the Backend; this is only their bookkeeping),
+// reference counts, and the prefix index (block hash -> block).
+//
+// A request's life: lookup() its prompt's chain (the longest verified run of
+// cached blocks comes back referenced), allocate() private blocks for the
+// rest, commit() each private block once its K/V is complete, release() all
+// of them, tail first, when it ends. Released cached blocks stay cached until
+// the eviction policy gives them up to an allocate().
+//
+// Thread ownership: one thread (the engine loop) owns a pool; no locks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/block_event.h"
+#include "cache/block_hash.h"
+#include "cache/cache_stats.h"
+#include "cache/hash128.h"
+#include "policies/eviction_policy.h"
+
+namespace kvgate::cache {
+
+// What a cached block records, so that a hit can be verified: a block only
+// matches the chain link it was committed under, after the same parent link,
+// at the same depth, in the same scope, holding the same tokens. A hash
+// collision can then cause a miss, never a wrong hit.
+struct BlockKey {
+  BlockHash hash;
+  BlockHash parent;  // the chain seed for depth 0
+  ScopeId scope;
+  int32_t depth = 0;
+};
+
+class BlockPool {
+ public:
+  // `block_bytes` is what one block holds (told to the policy as its size).
+  // A null policy means LRU.
+  BlockPool(int32_t n_blocks, int32_t block_size, int64_t block_bytes,
+            std::unique_ptr<policies::EvictionPolicy> policy = nullptr);
+  ~BlockPool();
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+
+  int32_t block_size() const { return block_size_; }
+  int32_t num_blocks() const { return static_cast<int32_t>(blocks_.size()); }
+  // Blocks an allocate() can still hand out: free ones plus evictable ones.
+  int32_t available() const { return static_cast<int32_t>(free_list_.size()) + n_cached_free_; }
+
+  // The longest run of `chain` (chain[i] = hash of tokens[iB, (i+1)B), chained
+  // from `seed`) whose every block is cached and verifies against
+  // `scope`, the parent link, the depth and the tokens. Each returned block
+  // gains a reference.
+  std::vector<BlockId> lookup(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
+                              std::span<const TokenId> tokens);
+
+  // A private block (one reference, not cached) for `scope`: a free one, else
+  // the policy's victim, evicted. Nothing when every block is referenced.
+  std::optional<BlockId> allocate(const ScopeId& scope);
+
+  // Enters a private block whose K/V is complete into the index under `key`;
+  // `tokens` are its block_size tokens. From now on the block is immutable.
+  // Returns false, leaving it private, when `key.hash` is already cached
+  // (another request committed the same block first, or a collision).
+  bool commit(BlockId b, const BlockKey& key, std::span<const TokenId> tokens);
+
+  // Drops one reference from each block, in the order given: callers pass a
+  // request's blocks tail first, so that (under LRU) its tail is evicted
+  // before its head. A private block's last release frees it; a cached
+  // block's makes it evictable.
+  void release(std::span<const BlockId> blocks);
+
+  // The engine's count of prompt tokens looked up and served from the cache.
+  void record_query(const ScopeId& scope, int64_t query_tokens, int64_t hit_tokens);
+
+  CacheStats stats() const;
+  void set_listener(BlockEventListener* listener) { listener_ = listener; }
+  const policies::EvictionPolicy& policy() const { return *policy_; }
+
+  // For tests and debugging.
+  int32_t ref_count(BlockId b) const { return at(b).refs; }
+  bool is_cached(BlockId b) const { return at(b).cached; }
+  const BlockKey& key(BlockId b) const { return at(b).key; }
+  // Checks the invariants at the top of block_pool.cpp; throws
+  // std::logic_error naming the first one broken. Linear in the pool size.
+  void check_invariants() const;
+
+ private:
+  struct Block {
+    int32_t refs = 0;
+    bool cached = false;
+    ScopeId owner;  // the scope its counters are charged to
+    BlockKey key;   // valid while cached
+  };
+
+  const Block& at(BlockId b) const;
+  Block& at(BlockId b) { return const_cast<Block&>(std::as_const(*this).at(b)); }
+  std::span<const TokenId> tokens_of(BlockId b) const;
+  bool verifies(BlockId b, const BlockKey& want, std::span<const TokenId> tokens) const;
+  void reference_cached(BlockId b);
+  BlockId evict_victim();
+  void emit(BlockEventKind kind, BlockId b);
+  ScopeCacheStats& scope_stats(const ScopeId& s) { return scopes_[s]; }
+  void debug_check() const;
+
+  const int32_t block_size_;
+  const int64_t block_bytes_;
+  std::unique_ptr<policies::EvictionPolicy> policy_;
+  std::vector<Block> blocks_;
+  std::vector<TokenId> tokens_;    // block_size_ per block, valid while cached
+  std::vector<BlockId> free_list_; // a stack: the most recently freed block is reused first
+  std::unordered_map<BlockHash, BlockId, Hash128Hasher> index_;
+  int32_t n_in_use_ = 0, n_cached_free_ = 0;
+  std::unordered_map<ScopeId, ScopeCacheStats, Hash128Hasher> scopes_;
+  BlockEventListener* listener_ = nullptr;
+};
+
+}  // namespace kvgate::cache

@@ -1,0 +1,55 @@
+// A generation request as the batch runner takes it, and what it reports
+// when the request ends.
+//
+// Token ids in, token ids out: tokenizing, chat templates and stop strings
+// belong to the caller (the gateway), which cancels a request when its text
+// matches a stop string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cache/hash128.h"
+#include "engine/sampler.h"
+#include "engine/stop_condition.h"
+#include "engine/token.h"
+
+namespace kvgate {
+
+using RequestId = uint64_t;
+
+struct Request {
+  Tokens prompt;                  // already tokenized (BOS included if wanted); at least one token
+  SamplingParams sampling;
+  int32_t max_tokens = 0;         // 0 = as many as the context has room for
+  std::vector<TokenId> stop_ids;  // end the generation (not part of the output)
+  bool ignore_eos = false;        // else the runner's EOS id is a stop id too
+  // Prefix cache keying: the scope is assigned by the server (per tenant,
+  // from its secret), never taken from the client; the salt is the client's
+  // optional cache_salt, which narrows reuse inside the scope.
+  cache::ScopeId scope;
+  std::string cache_salt;
+  bool use_cache = true;          // false: neither reuse cached blocks nor cache this request's
+};
+
+// The token accounting of a request (DESIGN invariant 4):
+//   prompt_tokens = cached_tokens + fresh_prefill_tokens, always.
+// cached_tokens counts the prompt positions whose K/V came from the cache
+// instead of a forward pass. Only full blocks are shared, so it is a whole
+// number of blocks (matched blocks x block size), except when every prompt
+// token is in matched blocks: the last prompt token is still run to get the
+// logits for the first output token (its K/V recomputed into a private copy
+// of the last block), so cached = prompt - 1 and fresh = 1.
+struct RequestResult {
+  RequestId id = 0;
+  Tokens output;                  // generated ids (a stop id is not included)
+  FinishReason finish = FinishReason::kNone;  // kNone when cancelled
+  bool cancelled = false;
+  int32_t prompt_tokens = 0;
+  int32_t cached_tokens = 0;
+  int32_t fresh_prefill_tokens = 0;
+  int32_t blocks_written = 0;     // blocks this request committed to the cache
+};
+
+}  // namespace kvgate
