@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
 
     const double ntok = static_cast<double>(cold.tokens);
     const double share = cold.seconds / ntok / prefill_s;
-    std::printf("| %s | %s | %zu | %.2f | %s | %s | %s | %s | %s | %s | %.2f%% |\n", name + 11,
+    std::printf("| %s | %s | %zu | %.2f | %s | %s | %s | %s | %s | %s | %.4f%% |\n", name + 11,
                 tok->vocab().kind() == VocabKind::Spm ? "SPM" : ("BPE/" + tok->vocab().pre()).c_str(),
                 cold.tokens, static_cast<double>(bytes) / ntok, fmt(mb / cold.seconds).c_str(),
                 fmt(mb / warm.seconds).c_str(), mtok(ntok, warm.seconds).c_str(),
