@@ -15,15 +15,8 @@
 namespace kvgate {
 namespace {
 
+using kvgate::testing::read_file;
 using kvgate::testing::shared_path;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Vectors {
   std::vector<std::string> inputs;

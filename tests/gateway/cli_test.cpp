@@ -15,6 +15,7 @@
 namespace kvgate {
 namespace {
 
+using kvgate::testing::read_file;
 using kvgate::testing::shared_path;
 namespace fs = std::filesystem;
 
@@ -31,13 +32,6 @@ CliRun kvgate(const std::string& args) {
   for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
   int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 class TempDir {
@@ -57,7 +51,7 @@ const std::string kStories = shared_path("models/stories260K.gguf");
 TEST(Cli, GreedyGenerationReproducesThePublishedStory) {
   CliRun r = kvgate("generate --model " + kStories + " --temperature 0 --max-tokens 200");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  std::string expected = slurp(shared_path("models/stories260K.greedy200.expected.txt"));
+  std::string expected = read_file(shared_path("models/stories260K.greedy200.expected.txt"));
   EXPECT_EQ(r.out.substr(0, expected.size()), expected);
 }
 
@@ -144,7 +138,7 @@ TEST_F(CliBadInput, WrongMagic) {
 
 TEST_F(CliBadInput, TruncatedData) {
   const std::string path = dir_.file("truncated.gguf");
-  std::string bytes = slurp(kStories);
+  std::string bytes = read_file(kStories);
   std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   expect_error("generate --model " + path, "truncated file");
 }
