@@ -71,17 +71,24 @@ bool BlockPool::verifies(BlockId b, const BlockKey& want, std::span<const TokenI
          std::ranges::equal(tokens_of(b), tokens);
 }
 
-std::vector<BlockId> BlockPool::lookup(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
-                                       std::span<const TokenId> tokens) {
-  std::vector<BlockId> hits;
+int32_t BlockPool::match_length(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
+                                std::span<const TokenId> tokens) const {
   const size_t B = static_cast<size_t>(block_size_);
-  for (size_t i = 0; i < chain.size() && (i + 1) * B <= tokens.size(); ++i) {
+  size_t i = 0;
+  for (; i < chain.size() && (i + 1) * B <= tokens.size(); ++i) {
     auto it = index_.find(chain[i]);
     if (it == index_.end()) break;
     const BlockKey want{chain[i], i == 0 ? seed : chain[i - 1], scope, static_cast<int32_t>(i)};
     if (!verifies(it->second, want, tokens.subspan(i * B, B))) break;
-    hits.push_back(it->second);
   }
+  return static_cast<int32_t>(i);
+}
+
+std::vector<BlockId> BlockPool::lookup(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
+                                       std::span<const TokenId> tokens) {
+  std::vector<BlockId> hits;
+  const int32_t n = match_length(scope, seed, chain, tokens);
+  for (int32_t i = 0; i < n; ++i) hits.push_back(index_.at(chain[static_cast<size_t>(i)]));
   for (BlockId b : hits) reference_cached(b);
   debug_check();
   return hits;

@@ -58,6 +58,11 @@ class BlockPool {
   // gains a reference.
   std::vector<BlockId> lookup(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
                               std::span<const TokenId> tokens);
+  // How many blocks lookup() would return, without referencing them or
+  // telling the policy: the scheduler's estimate of a waiting request's
+  // cached prefix (it orders admission; nothing is held).
+  int32_t match_length(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
+                       std::span<const TokenId> tokens) const;
 
   // A private block (one reference, not cached) for `scope`: a free one, else
   // the policy's victim, evicted. Nothing when every block is referenced.

@@ -19,13 +19,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/block_commit.h"
 #include "engine/error.h"
+#include "engine/request_limits.h"
 #include "engine/sequence.h"
 
 namespace kvgate {
 namespace {
-
-int32_t ceil_div(int64_t a, int32_t b) { return static_cast<int32_t>((a + b - 1) / b); }
 
 void release_tail_first(cache::BlockPool& pool, std::vector<BlockId>& table) {
   std::reverse(table.begin(), table.end());
@@ -46,25 +46,8 @@ BatchRunner::BatchRunner(std::unique_ptr<Backend> backend, RunnerOptions opt)
 BatchRunner::~BatchRunner() = default;
 
 RequestId BatchRunner::add(Request req) {
-  const ModelConfig& c = backend_->config();
-  const auto n_prompt = static_cast<int64_t>(req.prompt.size());
-  if (n_prompt == 0) throw Error("the prompt is empty");
-  if (n_prompt >= c.context_length)
-    throw Error("the prompt has " + std::to_string(n_prompt) + " tokens; the model's context is " +
-                std::to_string(c.context_length) + " tokens and must leave room for at least one more");
-  for (TokenId id : req.prompt)
-    if (id < 0 || id >= c.vocab_size) throw Error("token id " + std::to_string(id) + " is outside the vocabulary");
-  if (req.max_tokens < 0) throw Error("max_tokens must not be negative");
-  validate(req.sampling);
-  const auto room = static_cast<int32_t>(c.context_length - n_prompt);
-  const int32_t max_tokens = req.max_tokens > 0 ? std::min(req.max_tokens, room) : room;
-  // The last generated token is never fed back, so its K/V needs no slot.
-  const int32_t total_blocks = ceil_div(n_prompt + max_tokens - 1, block_size_);
-  // One block more than the request holds: the copy-on-write target of a
-  // whole-prompt hit is allocated before the shared block is let go.
-  if (total_blocks + 1 > pool_.num_blocks())
-    throw Error("the request needs " + std::to_string(total_blocks) + " KV blocks (plus one spare); the pool has " +
-                std::to_string(pool_.num_blocks()));
+  const RequestLimits lim = request_limits(req, backend_->config(), block_size_, pool_.num_blocks());
+  const int32_t max_tokens = lim.max_tokens, total_blocks = lim.total_blocks;
   std::vector<TokenId> stop_ids = req.stop_ids;
   if (!req.ignore_eos && opt_.eos >= 0) stop_ids.push_back(opt_.eos);
   const RequestId id = next_id_++;
@@ -177,17 +160,7 @@ void BatchRunner::run_batch(StepResult& out) {
   }
 }
 
-void BatchRunner::commit_full_blocks(Sequence& s) {
-  if (!s.caching) return;
-  const auto B = static_cast<size_t>(block_size_);
-  for (auto i = static_cast<size_t>(s.n_settled_blocks); (i + 1) * B <= static_cast<size_t>(s.n_computed); ++i) {
-    const auto toks = std::span<const TokenId>(s.tokens);
-    if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
-    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.req.scope, static_cast<int32_t>(i)};
-    if (pool_.commit(s.table[i], key, toks.subspan(i * B, B))) ++s.result.blocks_written;
-    s.n_settled_blocks = static_cast<int32_t>(i + 1);
-  }
-}
+void BatchRunner::commit_full_blocks(Sequence& s) { kvgate::commit_full_blocks(pool_, s, block_size_, opt_.hash_fn); }
 
 void BatchRunner::finish(Sequence& s, FinishReason why, bool cancelled) {
   release_tail_first(pool_, s.table);

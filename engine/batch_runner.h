@@ -22,8 +22,13 @@
 // blocks and needs no preemption; blocks are allocated as positions are
 // reached, so cached blocks stay evictable as long as possible.
 //
-// Thread ownership: not thread-safe. One thread drives a runner; the
-// scheduler will put it on its own thread behind queues.
+// The serving path is the Scheduler (scheduler.h: chunked prefill, blocks
+// allocated without reservations, preemption, tenant fairness, streams) on
+// the Engine's thread; this runner stays as the simpler reserve-up-front
+// driver that the prefix cache's tests and benchmark use. Both validate
+// requests (request_limits.h) and commit blocks (block_commit.h) alike.
+//
+// Thread ownership: not thread-safe. One thread drives a runner.
 #pragma once
 
 #include <deque>

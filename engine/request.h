@@ -50,6 +50,12 @@ struct RequestResult {
   int32_t cached_tokens = 0;
   int32_t fresh_prefill_tokens = 0;
   int32_t blocks_written = 0;     // blocks this request committed to the cache
+  // The scheduler's preemptions: each freed the request's blocks and later
+  // recomputed what the cache no longer held. The accounting above is that
+  // of the first admission; recomputed tokens are the engine's cost, not
+  // the tenant's prompt.
+  int32_t preemptions = 0;
+  int32_t recomputed_tokens = 0;
 };
 
 }  // namespace kvgate

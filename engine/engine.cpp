@@ -1,0 +1,123 @@
+// Invariants: every stream handed out by submit() is finished exactly once,
+// by the loop (completion, cancellation, error, or shutdown), or by submit()
+// itself when the engine is already stopping. Once stopping_ is set no
+// submission is accepted, so the loop's final cancel_all() leaves nothing
+// behind.
+//
+// Every query is answered: the loop answers what it swapped out of the inbox
+// before it can return, and none is queued once stopping_ is set.
+//
+// Thread ownership: sched_ belongs to the loop thread (and to whoever joined
+// it, afterwards); the inbox fields are
+// GUARDED_BY(mu_); steps_/preemptions_ are atomics written by the loop.
+#include "engine/engine.h"
+
+#include <exception>
+
+namespace kvgate {
+
+Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt)
+    : sched_(std::make_unique<Scheduler>(std::move(backend), std::move(opt))),
+      num_blocks_(sched_->pool().num_blocks()),
+      thread_([this] { loop(); }) {}
+
+Engine::~Engine() { shutdown(); }
+
+std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, RequestStream::Callback cb) {
+  sched_->validate(req);  // on the caller's thread: bad input is the caller's error, not the loop's
+  auto stream = std::make_shared<RequestStream>(next_id_++, std::move(cb));
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      submissions_.push_back({std::move(req), who, stream});
+      wake_.notify_one();
+      return stream;
+    }
+  }
+  Completion c;
+  c.outcome = Outcome::kCancelled;
+  c.result.id = stream->id();
+  c.result.cancelled = true;
+  c.result.prompt_tokens = c.result.fresh_prefill_tokens = static_cast<int32_t>(req.prompt.size());
+  stream->finish(std::move(c));
+  return stream;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard lock(mu_);
+  cancels_.push_back(id);
+  wake_.notify_one();
+}
+
+int32_t Engine::available_blocks() {
+  std::future<int32_t> answer;
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queries_.emplace_back();
+      answer = queries_.back().get_future();
+      wake_.notify_one();
+    }
+  }
+  if (answer.valid()) return answer.get();
+  shutdown();  // stopping: once the loop is joined the pool is ours to read
+  return sched_->pool().available();
+}
+
+void Engine::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  std::lock_guard join(join_mu_);
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::loop() {
+  std::vector<Submission> subs;
+  std::vector<RequestId> cancels;
+  std::vector<std::promise<int32_t>> queries;
+  for (;;) {
+    bool stop = false;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] {
+        return stopping_ || !submissions_.empty() || !cancels_.empty() || !queries_.empty() || !sched_->idle();
+      });
+      subs.swap(submissions_);
+      cancels.swap(cancels_);
+      queries.swap(queries_);
+      stop = stopping_;
+    }
+    for (Submission& s : subs) {
+      try {
+        sched_->submit(std::move(s.req), s.who, s.stream);
+      } catch (const std::exception& e) {  // validated already; only an id clash could land here
+        Completion c;
+        c.outcome = Outcome::kError;
+        c.error = e.what();
+        s.stream->finish(std::move(c));
+      }
+    }
+    subs.clear();
+    for (RequestId id : cancels) sched_->cancel(id);
+    cancels.clear();
+    if (stop) sched_->cancel_all();
+    for (auto& q : queries) q.set_value(sched_->pool().available());
+    queries.clear();
+    if (stop) return;
+    if (sched_->idle()) continue;
+    try {
+      sched_->step();
+    } catch (const std::exception& e) {
+      // A failed forward pass leaves the batch's K/V unknown: end every
+      // request in flight with the error rather than serve wrong tokens.
+      sched_->fail_all(e.what());
+    }
+    steps_.store(sched_->steps());
+    preemptions_.store(sched_->preemptions());
+  }
+}
+
+}  // namespace kvgate

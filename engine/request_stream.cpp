@@ -1,0 +1,66 @@
+// Invariant: once finished_ is set, done_ and the set of tokens ever pushed
+// no longer change; pop() drains tokens_ before reporting the end.
+// Thread ownership: push()/finish() on the engine loop; the rest anywhere.
+#include "engine/request_stream.h"
+
+namespace kvgate {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kStop: return "stop";
+    case Outcome::kLength: return "length";
+    case Outcome::kCancelled: return "cancelled";
+    case Outcome::kError: return "error";
+  }
+  return "";
+}
+
+void RequestStream::push(TokenId token) {
+  if (cb_) cb_(token, nullptr);
+  {
+    std::lock_guard lock(mu_);
+    tokens_.push_back(token);
+  }
+  cv_.notify_all();
+}
+
+void RequestStream::finish(Completion c) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+    done_ = std::move(c);
+    finished_ = true;
+  }
+  if (cb_) cb_(-1, &done_);  // done_ is immutable from here on
+  cv_.notify_all();
+}
+
+std::optional<TokenId> RequestStream::pop() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !tokens_.empty() || finished_; });
+  if (tokens_.empty()) return std::nullopt;
+  const TokenId t = tokens_.front();
+  tokens_.pop_front();
+  return t;
+}
+
+std::optional<TokenId> RequestStream::try_pop() {
+  std::lock_guard lock(mu_);
+  if (tokens_.empty()) return std::nullopt;
+  const TokenId t = tokens_.front();
+  tokens_.pop_front();
+  return t;
+}
+
+bool RequestStream::finished() const {
+  std::lock_guard lock(mu_);
+  return finished_;
+}
+
+const Completion& RequestStream::wait() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return finished_; });
+  return done_;
+}
+
+}  // namespace kvgate
