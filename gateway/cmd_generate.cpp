@@ -34,7 +34,13 @@ boost::json::value ms_or_null(double ms) {
 void run(const GenerateOptions& o) {
   auto model = Model::load(o.model);
   auto tokenizer = Tokenizer::from_gguf(model->file());
-  auto backend = make_cpu_backend(model, {});
+  // KV for one full context, plus the spare block the scheduler keeps for
+  // copy-on-write.
+  const ModelConfig& c = model->config();
+  BackendOptions bo;
+  bo.kv_budget_bytes = c.kv_bytes_per_token(sizeof(float)) * bo.block_size *
+                       ((c.context_length + bo.block_size - 1) / bo.block_size + 1);
+  auto backend = make_cpu_backend(model, bo);
   GenerateRequest req;
   req.prompt = tokenizer->encode(o.prompt, {.add_bos = true, .parse_special = false});
   req.sampling = {o.temperature, o.top_k, o.top_p, o.seed};
@@ -50,7 +56,7 @@ void run(const GenerateOptions& o) {
       std::fflush(stdout);
     };
   }
-  GenerateResult r = generate(*backend, *tokenizer, req, stream);
+  GenerateResult r = generate(std::move(backend), *tokenizer, req, stream);
   if (o.json) {
     boost::json::object j;
     j["prompt_ids"] = boost::json::value_from(req.prompt);
