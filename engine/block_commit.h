@@ -1,5 +1,5 @@
-// Entering a sequence's newly filled blocks into the prefix cache, shared by
-// the batch runner and the scheduler.
+// Entering a sequence's newly filled blocks into the prefix cache (the
+// scheduler's, after each step).
 #pragma once
 
 #include "cache/block_hash.h"

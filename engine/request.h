@@ -1,4 +1,4 @@
-// A generation request as the batch runner takes it, and what it reports
+// A generation request as the scheduler takes it, and what it reports
 // when the request ends.
 //
 // Token ids in, token ids out: tokenizing, chat templates and stop strings
@@ -24,7 +24,7 @@ struct Request {
   SamplingParams sampling;
   int32_t max_tokens = 0;         // 0 = as many as the context has room for
   std::vector<TokenId> stop_ids;  // end the generation (not part of the output)
-  bool ignore_eos = false;        // else the runner's EOS id is a stop id too
+  bool ignore_eos = false;        // else the scheduler's EOS id is a stop id too
   // Prefix cache keying: the scope is assigned by the server (per tenant,
   // from its secret), never taken from the client; the salt is the client's
   // optional cache_salt, which narrows reuse inside the scope.

@@ -1,6 +1,6 @@
 // What a request may use, decided once at submission: how many tokens it
-// may generate and the most KV blocks it can ever hold. Shared by the batch
-// runner and the scheduler so that both refuse the same requests.
+// may generate and the most KV blocks it can ever hold. The scheduler's
+// submit() and validate() both use it, so they refuse the same requests.
 #pragma once
 
 #include <cstdint>

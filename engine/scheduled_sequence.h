@@ -1,6 +1,6 @@
-// One request inside the Scheduler: the batch runner's Sequence (tokens,
-// block table, hash chain, sampler, token limit) plus what scheduling needs:
-// its tenant and priority, its stream, when it was admitted, its timing.
+// One request inside the Scheduler: a Sequence (tokens, block table, hash
+// chain, sampler, token limit) plus what scheduling needs: its tenant and
+// priority, its stream, when it was admitted, its timing.
 #pragma once
 
 #include <memory>

@@ -327,10 +327,15 @@ void Scheduler::check_invariants() const {
     for (BlockId b : s->table) ++refs[static_cast<size_t>(b)];
     if (s->n_computed > static_cast<int32_t>(s->table.size()) * block_size_)
       throw std::logic_error("scheduler: K/V computed past the block table");
+    if (static_cast<int32_t>(s->table.size()) > s->total_blocks)
+      throw std::logic_error("scheduler: a sequence holds more blocks than it can need");
     for (size_t i = 0; i < s->table.size(); ++i) {
       const BlockId b = s->table[i];
-      if (pool_.is_cached(b) && static_cast<int32_t>(i) >= s->n_settled_blocks)
+      if (!pool_.is_cached(b)) continue;
+      if (static_cast<int32_t>(i) >= s->n_settled_blocks)
         throw std::logic_error("scheduler: a block still being written is cached");
+      if (pool_.key(b).depth != static_cast<int32_t>(i) || pool_.key(b).scope != s->req.scope)
+        throw std::logic_error("scheduler: a shared block sits at another depth or scope than it was cached for");
     }
   }
   for (const auto& [id, s] : waiting_)

@@ -106,10 +106,15 @@ class Scheduler {
   int64_t preemptions() const { return preemptions_; }
 
   const cache::BlockPool& pool() const { return pool_; }
+  // Block stored/removed events go to `l` (null: none); it must outlive the
+  // scheduler or be unset first. Called on the driving thread.
+  void set_block_listener(cache::BlockEventListener* l) { pool_.set_listener(l); }
   Backend& backend() { return *backend_; }
   const policies::FairQueue& queue() const { return queue_; }
   // Pool invariants plus: every running sequence references every block in
-  // its table; waiting ones hold none. Throws std::logic_error. For tests.
+  // its table, holds no more blocks than its positions can need, and shares
+  // cached blocks only at the depth and scope they were cached for; waiting
+  // ones hold none. Throws std::logic_error. For tests.
   void check_invariants() const;
 
  private:

@@ -1,5 +1,6 @@
-// One running request inside the batch runner: its tokens, its block table
-// and how far the K/V in that table goes.
+// One request's generation state (the Scheduler extends it in
+// scheduled_sequence.h): its tokens, its block table and how far the K/V in
+// that table goes.
 //
 // tokens holds the prompt and then every generated token that will be fed
 // back; positions [0, n_computed) have their K/V in the table, so the next
@@ -9,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <utility>
 #include <vector>
 
@@ -30,10 +30,6 @@ struct Sequence {
   }
 
   int32_t n_prompt() const { return result.prompt_tokens; }
-  std::span<const TokenId> next_tokens() const { return std::span(tokens).subspan(static_cast<size_t>(n_computed)); }
-  int32_t blocks_needed(int32_t block_size) const {
-    return static_cast<int32_t>((tokens.size() + static_cast<size_t>(block_size) - 1) / static_cast<size_t>(block_size));
-  }
 
   RequestId id;
   Request req;
@@ -47,7 +43,6 @@ struct Sequence {
   std::vector<cache::BlockHash> chain;
   int32_t n_settled_blocks = 0;         // leading blocks that need no commit: shared hits, or committed
   int32_t total_blocks;                 // the most blocks it can ever hold (prompt + max_tokens - 1 positions)
-  int32_t reserved = 0;                 // of which admission reserved, not yet allocated
   Sampler sampler;
   TokenLimit limit;
   RequestResult result;

@@ -1,10 +1,12 @@
 // kvgate_bench_prefix: what the prefix cache saves, and what it costs.
 //
 // TTFT of a 2,048-token prompt on the ~110M model (CPU backend, through the
-// batch runner, admission included): cold (nothing cached) and warm (its
-// first 1,920 tokens — 120 blocks of 16 — cached by an earlier request that
-// shared them and then diverged). Warm prefills the 128-token suffix only,
-// attending over all 2,048 positions.
+// Scheduler, admission included): cold (nothing cached) and warm (its first
+// 1,920 tokens — 120 blocks of 16 — cached by an earlier request that shared
+// them and then diverged). Warm prefills the 128-token suffix only,
+// attending over all 2,048 positions. The step budget (max_step_tokens =
+// 4,096) holds the whole prompt, so chunked prefill does not split it: cold
+// and warm are each one forward pass.
 //
 // Then the cache's own cost per prompt token: computing the block hash chain
 // (XXH3-128 per block) and looking it up (index probe plus verification of
@@ -23,9 +25,9 @@
 #include "cache/block_hash.h"
 #include "cache/block_pool.h"
 #include "engine/backend.h"
-#include "engine/batch_runner.h"
 #include "engine/model.h"
 #include "engine/model_fingerprint.h"
+#include "engine/scheduler.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/machine_limits.h"
 
@@ -34,7 +36,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int32_t kPrompt = 2048, kCachedPrefix = 1920, kBlock = 16, kRuns = 5;
+constexpr int32_t kPrompt = 2048, kCachedPrefix = 1920, kBlock = 16, kRuns = 5, kStepTokens = 4096;
 constexpr cache::ScopeId kScope{0x7e4a47, 1};
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -64,8 +66,8 @@ struct Ttft {
   RequestResult result;
 };
 
-// add() to the first token out of step(): admission, lookup and prefill.
-Ttft time_to_first_token(BatchRunner& runner, Tokens prompt) {
+// submit() to the first token out of step(): admission, lookup and prefill.
+Ttft time_to_first_token(Scheduler& sched, Tokens prompt) {
   Request r;
   r.prompt = std::move(prompt);
   r.sampling.temperature = 0;
@@ -73,12 +75,19 @@ Ttft time_to_first_token(BatchRunner& runner, Tokens prompt) {
   r.ignore_eos = true;
   r.scope = kScope;
   const auto t0 = Clock::now();
-  const RequestId id = runner.add(std::move(r));
-  while (runner.step().tokens.empty()) {
-  }
+  auto stream = sched.submit(std::move(r), {});
+  int64_t steps = 0;
+  do {
+    sched.step();
+    ++steps;
+  } while (!stream->try_pop());
   const double s = seconds_since(t0);
-  while (!runner.idle()) runner.step();
-  return {s, *runner.take_result(id)};
+  if (steps != 1) {
+    std::fprintf(stderr, "prefix bench: the first token took %lld steps, not one forward pass\n", static_cast<long long>(steps));
+    std::exit(1);
+  }
+  while (!sched.idle()) sched.step();
+  return {s, stream->wait().result};
 }
 
 }  // namespace
@@ -108,20 +117,21 @@ int main(int argc, char** argv) {
   BackendOptions bo;
   bo.block_size = kBlock;
   bo.kv_budget_bytes = c.kv_bytes_per_token(sizeof(float)) * kBlock * 512;
-  RunnerOptions ro;
-  ro.model = fp;
-  BatchRunner runner(make_cpu_backend(model, bo), std::move(ro));
+  SchedulerOptions so;
+  so.model = fp;
+  so.max_step_tokens = kStepTokens;
+  Scheduler sched(make_cpu_backend(model, bo), std::move(so));
 
   const Tokens prefix = some_tokens(kCachedPrefix, c.vocab_size, 1);
-  time_to_first_token(runner, some_tokens(256, c.vocab_size, 2));  // warm-up: page in the weights
+  time_to_first_token(sched, some_tokens(256, c.vocab_size, 2));  // warm-up: page in the weights
   // Seed the cache: a request sharing the 1,920-token prefix, then diverging.
-  time_to_first_token(runner, concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 3)));
+  time_to_first_token(sched, concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 3)));
 
   std::vector<double> cold, warm;
   RequestResult cold_r, warm_r;
   for (int i = 0; i < kRuns; ++i) {
-    Ttft w = time_to_first_token(runner, concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 100 + i)));
-    Ttft k = time_to_first_token(runner, some_tokens(kPrompt, c.vocab_size, 200 + i));
+    Ttft w = time_to_first_token(sched, concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 100 + i)));
+    Ttft k = time_to_first_token(sched, some_tokens(kPrompt, c.vocab_size, 200 + i));
     warm.push_back(w.seconds), warm_r = w.result;
     cold.push_back(k.seconds), cold_r = k.result;
   }

@@ -2,8 +2,9 @@
 // invariant 1). Random workloads — shared system prompts, multi-turn
 // continuations, exact repeats, lengths on and across block boundaries,
 // several scopes and salts, concurrent requests admitted at different
-// times, pools small enough to evict all the time — run twice, cache on and
-// cache off, and the greedy outputs must agree token for token.
+// times, pools small enough to evict all the time and to preempt — run
+// twice through the Scheduler, cache on and cache off, and the greedy
+// outputs must agree token for token.
 //
 // The two runs compute the same K/V through different code paths (a shared
 // block was computed by another request's prefill, a suffix prefill is a
@@ -92,18 +93,19 @@ Workload make_workload(std::mt19937& rng, int32_t B, int32_t vocab, int n_waves,
   return w;
 }
 
-struct Outcome {
+struct Played {
   std::vector<Request> requests;
   std::vector<RequestResult> results;
   cache::CacheStats stats;
+  int64_t preemptions = 0;
 };
 
-// Runs the workload on one runner. A continuation's prompt is built from
+// Runs the workload on one scheduler. A continuation's prompt is built from
 // this run's own earlier results, cut to what the pool can hold.
-Outcome play(const Workload& w, BatchRunner& runner, int32_t B, int32_t max_positions) {
-  Outcome o;
+Played play(const Workload& w, Scheduler& sched, int32_t B, int32_t max_positions) {
+  Played o;
   for (const Wave& wave : w.waves) {
-    std::vector<RequestId> ids;
+    std::vector<std::shared_ptr<RequestStream>> streams;
     const size_t first = o.requests.size();
     for (const RequestSpec& spec : wave.requests) {
       Request r;
@@ -129,16 +131,20 @@ Outcome play(const Workload& w, BatchRunner& runner, int32_t B, int32_t max_posi
       o.requests.push_back(r);
     }
     const size_t n = wave.requests.size(), now = n - static_cast<size_t>(wave.add_later);
-    for (size_t i = 0; i < now; ++i) ids.push_back(runner.add(o.requests[first + i]));
-    for (int s = 0; s < 3 && !runner.idle(); ++s) {
-      runner.step();
-      runner.check_invariants();
+    for (size_t i = 0; i < now; ++i) streams.push_back(sched.submit(o.requests[first + i], {}));
+    for (int s = 0; s < 3 && !sched.idle(); ++s) {
+      sched.step();
+      sched.check_invariants();
     }
-    for (size_t i = now; i < n; ++i) ids.push_back(runner.add(o.requests[first + i]));
-    drain(runner);
-    for (RequestId id : ids) o.results.push_back(*runner.take_result(id));
+    for (size_t i = now; i < n; ++i) streams.push_back(sched.submit(o.requests[first + i], {}));
+    drain(sched);
+    for (const auto& st : streams) {
+      EXPECT_TRUE(st->finished());
+      o.results.push_back(st->finished() ? st->wait().result : RequestResult{});
+    }
   }
-  o.stats = runner.cache_stats();
+  o.stats = sched.pool().stats();
+  o.preemptions = sched.preemptions();
   return o;
 }
 
@@ -161,6 +167,7 @@ struct Config {
   uint32_t seed;
   int min_whole_prompt_hits = 1;  // tiny pools and weak hashes may evict or miss them all
   cache::BlockHashFn hash_fn = cache::hash_block;
+  bool preempts = false;          // the pool is small enough that the cache-on run must preempt
 };
 
 // Keeps 3 bits of the real hash: the index is full of collisions, all of
@@ -179,15 +186,15 @@ void check_config(const Config& c) {
   auto model = c.model();
   std::mt19937 rng(c.seed);
   const Workload w = make_workload(rng, c.block_size, model->config().vocab_size, c.waves, c.per_wave);
-  const RunnerSpec on{c.block_size, c.n_blocks, true, c.max_running, 2, c.hash_fn, nullptr};
-  RunnerSpec off = on;
+  const PrefixSpec on{c.block_size, c.n_blocks, true, c.max_running, 2, c.hash_fn, nullptr};
+  PrefixSpec off = on;
   off.prefix_cache = false;
   // A request may use all but one block (the copy-on-write spare); the last
   // output token needs no slot.
   const int32_t max_positions = (c.n_blocks - 1) * c.block_size + 1;
-  auto run_on = make_runner(model, on), run_off = make_runner(model, off);
-  const Outcome a = play(w, *run_on, c.block_size, max_positions);
-  const Outcome b = play(w, *run_off, c.block_size, max_positions);
+  auto run_on = make_prefix_scheduler(model, on), run_off = make_prefix_scheduler(model, off);
+  const Played a = play(w, *run_on, c.block_size, max_positions);
+  const Played b = play(w, *run_off, c.block_size, max_positions);
 
   int compared = 0, ties = 0, whole_hits = 0;
   int64_t cached = 0, prompts = 0;
@@ -224,13 +231,17 @@ void check_config(const Config& c) {
   EXPECT_GT(cached, 0);
   EXPECT_GE(whole_hits, c.min_whole_prompt_hits);
   EXPECT_GT(a.stats.all.evictions, 0);
+  if (c.preempts) {
+    EXPECT_GT(a.preemptions, 0);
+  }
   EXPECT_GE(compared, static_cast<int>(a.results.size()) * 3 / 4);
   EXPECT_EQ(a.stats.blocks_in_use, 0);
   EXPECT_EQ(b.stats.blocks_in_use, 0);
   std::printf("[ %-26s ] %zu requests, %d compared, %d near-ties, %lld of %lld prompt tokens cached, %d whole-prompt hits, "
-              "%lld evictions\n",
+              "%lld evictions, %lld/%lld preemptions (cache on/off)\n",
               c.name, a.results.size(), compared, ties, static_cast<long long>(cached), static_cast<long long>(prompts), whole_hits,
-              static_cast<long long>(a.stats.all.evictions));
+              static_cast<long long>(a.stats.all.evictions), static_cast<long long>(a.preemptions),
+              static_cast<long long>(b.preemptions));
 }
 
 TEST(PrefixProperty, Stories260KSmallBlocks) {
@@ -242,7 +253,7 @@ TEST(PrefixProperty, Stories260KOneTokenBlocks) {
 }
 
 TEST(PrefixProperty, Stories260KTinyPool) {
-  check_config({"stories260K B=16 tiny", stories, 16, 9, 0, 8, 6, 202});
+  check_config({"stories260K B=16 tiny", stories, 16, 9, 0, 8, 6, 202, 1, cache::hash_block, true});
 }
 
 TEST(PrefixProperty, Stories260KManyConcurrent) {
@@ -258,7 +269,7 @@ TEST(PrefixProperty, SyntheticModel) {
 }
 
 TEST(PrefixProperty, SyntheticModelTinyPool) {
-  check_config({"synthetic B=4 tiny", synthetic_model, 4, 20, 3, 6, 6, 707, 0});
+  check_config({"synthetic B=4 tiny", synthetic_model, 4, 20, 3, 6, 6, 707, 0, cache::hash_block, true});
 }
 
 }  // namespace

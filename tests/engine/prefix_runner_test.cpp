@@ -1,5 +1,5 @@
-// The batch runner over the prefix cache: what is reused, what is run, what
-// is reported, on stories260K (block size 16 unless said otherwise).
+// The Scheduler over the prefix cache: what is reused, what is run, what is
+// reported, on stories260K (block size 16 unless said otherwise).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,23 +21,23 @@ std::vector<std::byte> block_bytes(Backend& be, BlockId b) {
   return buf;
 }
 
-TEST(PrefixRunner, WholePromptHitRunsOnlyTheLastTokenAndWritesNoSharedBlock) {
+TEST(PrefixScheduler, WholePromptHitRunsOnlyTheLastTokenAndWritesNoSharedBlock) {
   auto log = std::make_shared<StepLog>();
-  auto runner = make_runner(stories(), {.log = log});
+  auto sched = make_prefix_scheduler(stories(), {.log = log});
   const Tokens prompt = some_tokens(48, 512, 1);  // exactly 3 blocks
-  RequestResult first = run_one(*runner, greedy(prompt, 6));
+  RequestResult first = run_one(*sched, greedy(prompt, 6));
   EXPECT_EQ(first.cached_tokens, 0);
   EXPECT_EQ(first.fresh_prefill_tokens, 48);
 
   // Every cached block's bytes, before the repeat.
-  const cache::BlockPool& pool = runner->pool();
+  const cache::BlockPool& pool = sched->pool();
   std::map<BlockId, std::vector<std::byte>> before;
   for (BlockId b = 0; b < pool.num_blocks(); ++b)
-    if (pool.is_cached(b)) before[b] = block_bytes(runner->backend(), b);
+    if (pool.is_cached(b)) before[b] = block_bytes(sched->backend(), b);
   ASSERT_GE(before.size(), 3u);
 
   const size_t steps_before = log->steps.size();
-  RequestResult again = run_one(*runner, greedy(prompt, 6));
+  RequestResult again = run_one(*sched, greedy(prompt, 6));
   EXPECT_EQ(again.output, first.output);
   EXPECT_EQ(again.cached_tokens, 47);
   EXPECT_EQ(again.fresh_prefill_tokens, 1);
@@ -54,17 +54,17 @@ TEST(PrefixRunner, WholePromptHitRunsOnlyTheLastTokenAndWritesNoSharedBlock) {
   // No block that was cached before has changed.
   for (const auto& [b, bytes] : before) {
     ASSERT_TRUE(pool.is_cached(b));
-    EXPECT_TRUE(block_bytes(runner->backend(), b) == bytes) << "cached block " << b << " was written";
+    EXPECT_TRUE(block_bytes(sched->backend(), b) == bytes) << "cached block " << b << " was written";
   }
 }
 
-TEST(PrefixRunner, RepeatedPromptReusesItsFullBlocksOnly) {
+TEST(PrefixScheduler, RepeatedPromptReusesItsFullBlocksOnly) {
   auto log = std::make_shared<StepLog>();
-  auto runner = make_runner(stories(), {.log = log});
+  auto sched = make_prefix_scheduler(stories(), {.log = log});
   const Tokens prompt = some_tokens(40, 512, 2);  // 2 full blocks and 8 tokens
-  RequestResult first = run_one(*runner, greedy(prompt, 5));
+  RequestResult first = run_one(*sched, greedy(prompt, 5));
   const size_t steps_before = log->steps.size();
-  RequestResult again = run_one(*runner, greedy(prompt, 5));
+  RequestResult again = run_one(*sched, greedy(prompt, 5));
   EXPECT_EQ(again.output, first.output);
   EXPECT_EQ(again.cached_tokens, 32);
   EXPECT_EQ(again.fresh_prefill_tokens, 8);
@@ -72,11 +72,11 @@ TEST(PrefixRunner, RepeatedPromptReusesItsFullBlocksOnly) {
   EXPECT_TRUE(log->copies.empty());
 }
 
-TEST(PrefixRunner, NextTurnReusesThePreviousAnswer) {
+TEST(PrefixScheduler, NextTurnReusesThePreviousAnswer) {
   auto log = std::make_shared<StepLog>();
-  auto runner = make_runner(stories(), {.log = log});
+  auto sched = make_prefix_scheduler(stories(), {.log = log});
   const Tokens prompt = some_tokens(20, 512, 3);
-  RequestResult turn1 = run_one(*runner, greedy(prompt, 30));
+  RequestResult turn1 = run_one(*sched, greedy(prompt, 30));
   ASSERT_EQ(turn1.output.size(), 30u);
   // Positions with K/V after turn 1: 20 + 30 - 1 = 49 (the last output token
   // is never fed), so 3 full blocks are cached, the last one filled by the answer.
@@ -86,40 +86,40 @@ TEST(PrefixRunner, NextTurnReusesThePreviousAnswer) {
   const Tokens user = some_tokens(7, 512, 4);
   next.insert(next.end(), user.begin(), user.end());
   const size_t steps_before = log->steps.size();
-  RequestResult turn2 = run_one(*runner, greedy(next, 4));
+  RequestResult turn2 = run_one(*sched, greedy(next, 4));
   EXPECT_EQ(turn2.prompt_tokens, 57);
   EXPECT_EQ(turn2.cached_tokens, 48);
   EXPECT_EQ(turn2.fresh_prefill_tokens, 9);
   EXPECT_EQ(log->steps[steps_before], (std::vector<std::pair<int32_t, int32_t>>{{48, 9}}));
 
-  auto cold = make_runner(stories(), {.prefix_cache = false});
+  auto cold = make_prefix_scheduler(stories(), {.prefix_cache = false});
   EXPECT_EQ(run_one(*cold, greedy(next, 4)).output, turn2.output);
 }
 
-TEST(PrefixRunner, AFinishedRequestsTailIsEvictedBeforeItsHead) {
-  auto runner = make_runner(stories(), {.block_size = 16, .n_blocks = 8});
+TEST(PrefixScheduler, AFinishedRequestsTailIsEvictedBeforeItsHead) {
+  auto sched = make_prefix_scheduler(stories(), {.block_size = 16, .n_blocks = 8});
   const Tokens a = some_tokens(64, 512, 20);
-  run_one(*runner, greedy(a, 1));  // 4 cached blocks, released tail first
+  run_one(*sched, greedy(a, 1));  // 4 cached blocks, released tail first
   // 7 blocks for 100 positions: the 4 free ones and 3 evicted ones.
-  RequestResult b = run_one(*runner, greedy(some_tokens(100, 512, 21), 1));
+  RequestResult b = run_one(*sched, greedy(some_tokens(100, 512, 21), 1));
   EXPECT_EQ(b.cached_tokens, 0);
-  EXPECT_EQ(runner->cache_stats().all.evictions, 3);
-  EXPECT_EQ(run_one(*runner, greedy(a, 1)).cached_tokens, 16);  // a's head block survived
+  EXPECT_EQ(sched->pool().stats().all.evictions, 3);
+  EXPECT_EQ(run_one(*sched, greedy(a, 1)).cached_tokens, 16);  // a's head block survived
 }
 
-TEST(PrefixRunner, IdenticalTokensUnderAnotherScopeOrSaltNeverShare) {
-  auto runner = make_runner(stories(), {});
+TEST(PrefixScheduler, IdenticalTokensUnderAnotherScopeOrSaltNeverShare) {
+  auto sched = make_prefix_scheduler(stories(), {});
   const Tokens prompt = some_tokens(64, 512, 5);
-  EXPECT_EQ(run_one(*runner, greedy(prompt, 3, kTenantA)).cached_tokens, 0);
-  EXPECT_EQ(run_one(*runner, greedy(prompt, 3, kTenantB)).cached_tokens, 0);
+  EXPECT_EQ(run_one(*sched, greedy(prompt, 3, kTenantA)).cached_tokens, 0);
+  EXPECT_EQ(run_one(*sched, greedy(prompt, 3, kTenantB)).cached_tokens, 0);
   Request salted = greedy(prompt, 3, kTenantA);
   salted.cache_salt = "user-42";
-  EXPECT_EQ(run_one(*runner, salted).cached_tokens, 0);
-  EXPECT_EQ(run_one(*runner, greedy(prompt, 3, kTenantA)).cached_tokens, 63);
-  EXPECT_EQ(run_one(*runner, salted).cached_tokens, 63);
+  EXPECT_EQ(run_one(*sched, salted).cached_tokens, 0);
+  EXPECT_EQ(run_one(*sched, greedy(prompt, 3, kTenantA)).cached_tokens, 63);
+  EXPECT_EQ(run_one(*sched, salted).cached_tokens, 63);
 
   // Every cached block is a scope's own: A and B each stored the prompt's 4 blocks.
-  cache::CacheStats st = runner->cache_stats();
+  cache::CacheStats st = sched->pool().stats();
   ASSERT_EQ(st.scopes.size(), 2u);
   EXPECT_EQ(st.scopes[0].second.blocks_stored, 4 + 4);  // A: unsalted and salted chains
   EXPECT_EQ(st.scopes[1].second.blocks_stored, 4);
@@ -132,51 +132,52 @@ TEST(PrefixRunner, IdenticalTokensUnderAnotherScopeOrSaltNeverShare) {
 // every other lookup meets a block whose parent, depth or tokens differ.
 cache::BlockHash constant_hash(const cache::BlockHash&, std::span<const cache::TokenId>) { return {42, 42}; }
 
-TEST(PrefixRunner, ForcedHashCollisionsAreMisses) {
-  auto runner = make_runner(stories(), {.hash_fn = constant_hash});
-  auto cold = make_runner(stories(), {.prefix_cache = false});
+TEST(PrefixScheduler, ForcedHashCollisionsAreMisses) {
+  auto sched = make_prefix_scheduler(stories(), {.hash_fn = constant_hash});
+  auto cold = make_prefix_scheduler(stories(), {.prefix_cache = false});
   const Tokens a = some_tokens(48, 512, 6), b = some_tokens(48, 512, 7);
-  RequestResult ra = run_one(*runner, greedy(a, 8));
-  RequestResult rb = run_one(*runner, greedy(b, 8));
+  RequestResult ra = run_one(*sched, greedy(a, 8));
+  RequestResult rb = run_one(*sched, greedy(b, 8));
   EXPECT_EQ(rb.cached_tokens, 0);  // b's blocks all collide with a's first block
   EXPECT_EQ(rb.output, run_one(*cold, greedy(b, 8)).output);
   // a again: its first block is the one indexed and verifies; the second
   // collides with it (same hash, other parent and depth) and misses.
-  RequestResult ra2 = run_one(*runner, greedy(a, 8));
+  RequestResult ra2 = run_one(*sched, greedy(a, 8));
   EXPECT_EQ(ra2.cached_tokens, 16);
   EXPECT_EQ(ra2.output, ra.output);
   EXPECT_EQ(ra.output, run_one(*cold, greedy(a, 8)).output);
 }
 
-TEST(PrefixRunner, ConcurrentIdenticalPromptsBothRunAndOneIsCached) {
-  auto runner = make_runner(stories(), {});
+TEST(PrefixScheduler, ConcurrentIdenticalPromptsBothRunAndOneIsCached) {
+  auto sched = make_prefix_scheduler(stories(), {});
   const Tokens prompt = some_tokens(35, 512, 8);
-  const RequestId x = runner->add(greedy(prompt, 10));
-  const RequestId y = runner->add(greedy(prompt, 10));
-  drain(*runner);
-  RequestResult rx = *runner->take_result(x), ry = *runner->take_result(y);
+  auto x = sched->submit(greedy(prompt, 10), {});
+  auto y = sched->submit(greedy(prompt, 10), {});
+  drain(*sched);
+  ASSERT_TRUE(x->finished() && y->finished());
+  RequestResult rx = x->wait().result, ry = y->wait().result;
   EXPECT_EQ(rx.output, ry.output);
   EXPECT_EQ(rx.cached_tokens + ry.cached_tokens, 0);  // admitted together: nothing was cached yet
   EXPECT_EQ(rx.blocks_written + ry.blocks_written, 2);  // (35 + 10 - 1) / 16 = 2 blocks, stored once
-  EXPECT_EQ(runner->cache_stats().blocks_in_use, 0);
-  EXPECT_EQ(runner->cache_stats().blocks_cached_free, 2);
+  EXPECT_EQ(sched->pool().stats().blocks_in_use, 0);
+  EXPECT_EQ(sched->pool().stats().blocks_cached_free, 2);
 }
 
-TEST(PrefixRunner, CacheOffPerRequestNeitherReadsNorWrites) {
-  auto runner = make_runner(stories(), {});
+TEST(PrefixScheduler, CacheOffPerRequestNeitherReadsNorWrites) {
+  auto sched = make_prefix_scheduler(stories(), {});
   const Tokens prompt = some_tokens(40, 512, 9);
-  run_one(*runner, greedy(prompt, 3));
+  run_one(*sched, greedy(prompt, 3));
   Request off = greedy(prompt, 3);
   off.use_cache = false;
-  RequestResult r = run_one(*runner, off);
+  RequestResult r = run_one(*sched, off);
   EXPECT_EQ(r.cached_tokens, 0);
   EXPECT_EQ(r.blocks_written, 0);
-  EXPECT_EQ(runner->cache_stats().all.query_tokens, 40);  // only the first was a query
+  EXPECT_EQ(sched->pool().stats().all.query_tokens, 40);  // only the first was a query
 }
 
-TEST(PrefixRunner, StopIdsAndEosEndARequest) {
+TEST(PrefixScheduler, StopIdsAndEosEndARequest) {
   const Tokens prompt = some_tokens(20, 512, 10);
-  auto plain = make_runner(stories(), {.prefix_cache = false});
+  auto plain = make_prefix_scheduler(stories(), {.prefix_cache = false});
   RequestResult full = run_one(*plain, greedy(prompt, 12));
   ASSERT_EQ(full.output.size(), 12u);
   EXPECT_EQ(full.finish, FinishReason::kLength);
@@ -190,44 +191,48 @@ TEST(PrefixRunner, StopIdsAndEosEndARequest) {
   EXPECT_EQ(r.finish, FinishReason::kStop);
   EXPECT_EQ(r.output, before_stop);  // the stop id itself is not output
 
-  auto with_eos = make_runner(stories(), {.prefix_cache = false, .eos = stop});
+  auto with_eos = make_prefix_scheduler(stories(), {.prefix_cache = false, .eos = stop});
   Request honours = greedy(prompt, 12);
   honours.ignore_eos = false;
   EXPECT_EQ(run_one(*with_eos, honours).output, before_stop);
   EXPECT_EQ(run_one(*with_eos, greedy(prompt, 12)).output, full.output);  // ignore_eos
 }
 
-TEST(PrefixRunner, CancelGivesEveryBlockBack) {
-  auto runner = make_runner(stories(), {.max_running = 1});
-  const RequestId a = runner->add(greedy(some_tokens(50, 512, 11), 40));
-  const RequestId b = runner->add(greedy(some_tokens(30, 512, 12), 40));
-  for (int i = 0; i < 3; ++i) runner->step();
-  EXPECT_EQ(runner->running(), 1u);
-  EXPECT_EQ(runner->waiting(), 1u);
-  EXPECT_TRUE(runner->cancel(a));
-  EXPECT_TRUE(runner->cancel(b));
-  EXPECT_FALSE(runner->cancel(b));
-  EXPECT_TRUE(runner->idle());
-  RequestResult ra = *runner->take_result(a), rb = *runner->take_result(b);
+TEST(PrefixScheduler, CancelGivesEveryBlockBack) {
+  auto sched = make_prefix_scheduler(stories(), {.max_running = 1});
+  auto a = sched->submit(greedy(some_tokens(50, 512, 11), 40), {});
+  auto b = sched->submit(greedy(some_tokens(30, 512, 12), 40), {});
+  for (int i = 0; i < 3; ++i) sched->step();
+  EXPECT_EQ(sched->running(), 1u);
+  EXPECT_EQ(sched->waiting(), 1u);
+  EXPECT_TRUE(sched->cancel(a->id()));
+  EXPECT_TRUE(sched->cancel(b->id()));
+  EXPECT_FALSE(sched->cancel(b->id()));
+  EXPECT_TRUE(sched->idle());
+  ASSERT_TRUE(a->finished() && b->finished());
+  EXPECT_EQ(a->wait().outcome, Outcome::kCancelled);
+  EXPECT_EQ(b->wait().outcome, Outcome::kCancelled);
+  RequestResult ra = a->wait().result, rb = b->wait().result;
   EXPECT_TRUE(ra.cancelled);
   EXPECT_EQ(ra.output.size(), 3u);
   EXPECT_TRUE(rb.cancelled);
   EXPECT_EQ(rb.prompt_tokens, rb.cached_tokens + rb.fresh_prefill_tokens);
-  cache::CacheStats st = runner->cache_stats();
+  cache::CacheStats st = sched->pool().stats();
   EXPECT_EQ(st.blocks_in_use, 0);
   EXPECT_EQ(st.blocks_cached_free, 3);  // a's 3 full prompt blocks; its partial one was freed
-  runner->check_invariants();
+  sched->check_invariants();
 }
 
-TEST(PrefixRunner, RefusesRequestsThatCanNeverRun) {
-  auto runner = make_runner(stories(), {.block_size = 16, .n_blocks = 4});
-  EXPECT_THROW(runner->add(greedy({}, 1)), Error);
-  EXPECT_THROW(runner->add(greedy({1, 99999}, 1)), Error);
-  EXPECT_THROW(runner->add(greedy(some_tokens(60, 512, 13), 1)), Error);  // 4 blocks + the spare
-  EXPECT_NO_THROW(runner->add(greedy(some_tokens(40, 512, 13), 8)));
+TEST(PrefixScheduler, RefusesRequestsThatCanNeverRun) {
+  auto sched = make_prefix_scheduler(stories(), {.block_size = 16, .n_blocks = 4});
+  EXPECT_THROW(sched->submit(greedy({}, 1), {}), Error);
+  EXPECT_THROW(sched->submit(greedy({1, 99999}, 1), {}), Error);
+  EXPECT_THROW(sched->submit(greedy(some_tokens(60, 512, 13), 1), {}), Error);  // 4 blocks + the spare
+  EXPECT_NO_THROW(sched->submit(greedy(some_tokens(40, 512, 13), 8), {}));
   Request bad = greedy({1, 2}, 1);
   bad.sampling.top_p = 2;
-  EXPECT_THROW(runner->add(bad), Error);
+  EXPECT_THROW(sched->submit(bad, {}), Error);
+  EXPECT_EQ(sched->waiting(), 1u);  // only the one that fits was queued
 }
 
 struct EventCounter final : cache::BlockEventListener {
@@ -237,21 +242,21 @@ struct EventCounter final : cache::BlockEventListener {
   int64_t stored = 0, removed = 0;
 };
 
-TEST(PrefixRunner, CountersAndEventsAddUp) {
-  auto runner = make_runner(stories(), {.block_size = 8, .n_blocks = 12});
+TEST(PrefixScheduler, CountersAndEventsAddUp) {
+  auto sched = make_prefix_scheduler(stories(), {.block_size = 8, .n_blocks = 12});
   EventCounter events;
-  runner->set_block_listener(&events);
+  sched->set_block_listener(&events);
   int64_t prompt = 0, cached = 0, written = 0;
   const Tokens system = some_tokens(20, 512, 14);
   for (uint32_t i = 0; i < 10; ++i) {
     Tokens p = system;
     const Tokens user = some_tokens(5 + i, 512, 100 + i % 3);
     p.insert(p.end(), user.begin(), user.end());
-    RequestResult r = run_one(*runner, greedy(p, 20));
+    RequestResult r = run_one(*sched, greedy(p, 20));
     EXPECT_EQ(r.prompt_tokens, r.cached_tokens + r.fresh_prefill_tokens);
     prompt += r.prompt_tokens, cached += r.cached_tokens, written += r.blocks_written;
   }
-  cache::CacheStats st = runner->cache_stats();
+  cache::CacheStats st = sched->pool().stats();
   EXPECT_EQ(st.all.query_tokens, prompt);
   EXPECT_EQ(st.all.hit_tokens, cached);
   EXPECT_EQ(st.all.blocks_stored, written);

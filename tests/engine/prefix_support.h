@@ -1,5 +1,5 @@
 // Helpers shared by the prefix cache tests (tests/engine/prefix_*_test.cpp):
-// models, a runner over a pool of a chosen size, and a Backend decorator
+// models, a Scheduler over a pool of a chosen size, and a Backend decorator
 // that records what each step ran.
 #pragma once
 
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "engine/backend.h"
-#include "engine/batch_runner.h"
 #include "engine/model.h"
 #include "engine/model_fingerprint.h"
+#include "engine/scheduler.h"
 #include "engine/synthetic_model.h"
 #include "tests/shared_data.h"
 
@@ -79,30 +79,34 @@ class RecordingBackend final : public Backend {
   std::shared_ptr<StepLog> log_;
 };
 
-struct RunnerSpec {
+struct PrefixSpec {
   int32_t block_size = 16;
   int32_t n_blocks = 0;  // 0: enough for one full context
   bool prefix_cache = true;
-  int32_t max_running = 0;
+  int32_t max_running = 0;  // 0: as many as the step budget
   TokenId eos = -1;
   cache::BlockHashFn hash_fn = cache::hash_block;
   std::shared_ptr<StepLog> log;  // set: record steps
+  // Larger than every prompt these tests send, so that a prompt's uncached
+  // part is prefilled in the step that admits it (the step logs say so).
+  int32_t max_step_tokens = 512;
 };
 
-inline std::unique_ptr<BatchRunner> make_runner(std::shared_ptr<const Model> model, const RunnerSpec& spec) {
+inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Model> model, const PrefixSpec& spec) {
   BackendOptions bo;
   bo.block_size = spec.block_size;
   if (spec.n_blocks > 0)
     bo.kv_budget_bytes = model->config().kv_bytes_per_token(sizeof(float)) * spec.block_size * spec.n_blocks;
-  RunnerOptions ro;
-  ro.model = fingerprint_of(*model);
-  ro.prefix_cache = spec.prefix_cache;
-  ro.max_running = spec.max_running;
-  ro.eos = spec.eos;
-  ro.hash_fn = spec.hash_fn;
+  SchedulerOptions so;
+  so.model = fingerprint_of(*model);
+  so.prefix_cache = spec.prefix_cache;
+  so.max_running = spec.max_running;
+  so.max_step_tokens = spec.max_step_tokens;
+  so.eos = spec.eos;
+  so.hash_fn = spec.hash_fn;
   std::unique_ptr<Backend> be = make_cpu_backend(model, bo);
   if (spec.log) be = std::make_unique<RecordingBackend>(std::move(be), spec.log);
-  return std::make_unique<BatchRunner>(std::move(be), std::move(ro));
+  return std::make_unique<Scheduler>(std::move(be), std::move(so));
 }
 
 inline Request greedy(Tokens prompt, int32_t max_tokens, cache::ScopeId scope = {1, 1}) {
@@ -115,20 +119,24 @@ inline Request greedy(Tokens prompt, int32_t max_tokens, cache::ScopeId scope = 
   return r;
 }
 
-// Steps until idle, checking the runner's invariants after every step.
-inline void drain(BatchRunner& r) {
-  while (!r.idle()) {
-    r.step();
-    r.check_invariants();
+// Steps until idle, checking invariants after every step; returns the steps taken.
+inline int64_t drain(Scheduler& s, int64_t max_steps = 100000) {
+  int64_t n = 0;
+  while (!s.idle() && n < max_steps) {
+    s.step();
+    s.check_invariants();
+    ++n;
   }
+  EXPECT_TRUE(s.idle());
+  return n;
 }
 
-inline RequestResult run_one(BatchRunner& r, Request req) {
-  const RequestId id = r.add(std::move(req));
-  drain(r);
-  auto res = r.take_result(id);
-  EXPECT_TRUE(res.has_value());
-  return res.value_or(RequestResult{});
+// Submits `req`, drains, and returns its result from the stream's completion.
+inline RequestResult run_one(Scheduler& s, Request req) {
+  auto st = s.submit(std::move(req), {});
+  drain(s);
+  EXPECT_TRUE(st->finished());
+  return st->finished() ? st->wait().result : RequestResult{};
 }
 
 // Deterministic pseudo-random token ids in [3, vocab).

@@ -13,6 +13,7 @@
 
 namespace kvgate::sched_testing {
 
+using prefix_testing::drain;
 using prefix_testing::greedy;
 using prefix_testing::some_tokens;
 using prefix_testing::stories;
@@ -49,18 +50,6 @@ inline SchedulerOptions scheduler_options(const Model& model, const SchedSpec& s
 inline std::unique_ptr<Scheduler> make_scheduler(std::shared_ptr<const Model> model, const SchedSpec& spec = {}) {
   return std::make_unique<Scheduler>(make_cpu_backend(model, backend_options(*model, spec)),
                                      scheduler_options(*model, spec));
-}
-
-// Steps until idle, checking invariants after every step; returns the steps taken.
-inline int64_t drain(Scheduler& s, int64_t max_steps = 100000) {
-  int64_t n = 0;
-  while (!s.idle() && n < max_steps) {
-    s.step();
-    s.check_invariants();
-    ++n;
-  }
-  EXPECT_TRUE(s.idle());
-  return n;
 }
 
 // The output of `req` run alone on a fresh scheduler without the prefix cache.
