@@ -18,6 +18,7 @@
 #include "engine/backend.h"
 #include "engine/model.h"
 #include "tests/bench/bench_models.h"
+#include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {
@@ -30,16 +31,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 struct Limits {
   double copy_gbps, read_gbps, sgemm_gflops;
 };
-
-Tokens some_tokens(int32_t n, int32_t vocab, uint32_t salt) {
-  Tokens t(static_cast<size_t>(n));
-  uint32_t x = 2463534242u ^ salt;
-  for (auto& id : t) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
-  }
-  return t;
-}
 
 // FLOPs of a prefill of n tokens from position 0: the linear layers (2 per
 // weight per token, the output head for the last token only) plus causal
@@ -74,7 +65,7 @@ Row bench_prefill(const std::string& label, std::shared_ptr<const Model> model, 
   auto be = make_cpu_backend(model, {});
   std::vector<BlockId> table(static_cast<size_t>(be->num_blocks()));
   std::iota(table.begin(), table.end(), 0);
-  Tokens prompt = some_tokens(n, c.vocab_size, 1);
+  Tokens prompt = bench_prompt(n, c.vocab_size, 1);
   Logits out;
   SequenceStep st{prompt, 0, table, LogitsWanted::kLast};
   be->forward({&st, 1}, out);  // warm-up: page in the weights
@@ -103,7 +94,7 @@ Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, i
   Logits out;
   for (int32_t s = 0; s < batch; ++s) {
     for (int32_t b = 0; b < blocks_per_seq; ++b) tables[s].push_back(s * blocks_per_seq + b);
-    prompts[s] = some_tokens(context, c.vocab_size, static_cast<uint32_t>(s + 7));
+    prompts[s] = bench_prompt(context, c.vocab_size, static_cast<uint32_t>(s + 7));
     SequenceStep st{prompts[s], 0, tables[s], LogitsWanted::kNone};
     be->forward({&st, 1}, out);
   }

@@ -29,6 +29,7 @@
 #include "engine/model_fingerprint.h"
 #include "engine/scheduler.h"
 #include "tests/bench/bench_models.h"
+#include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {
@@ -44,16 +45,6 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-Tokens some_tokens(int32_t n, int32_t vocab, uint32_t salt) {
-  Tokens t(static_cast<size_t>(n));
-  uint32_t x = 2463534242u ^ (salt * 2654435761u);
-  for (auto& id : t) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
-  }
-  return t;
 }
 
 Tokens concat(Tokens a, const Tokens& b) {
@@ -122,16 +113,16 @@ int main(int argc, char** argv) {
   so.max_step_tokens = kStepTokens;
   Scheduler sched(make_cpu_backend(model, bo), std::move(so));
 
-  const Tokens prefix = some_tokens(kCachedPrefix, c.vocab_size, 1);
-  time_to_first_token(sched, some_tokens(256, c.vocab_size, 2));  // warm-up: page in the weights
+  const Tokens prefix = bench_prompt(kCachedPrefix, c.vocab_size, 1);
+  time_to_first_token(sched, bench_prompt(256, c.vocab_size, 2));  // warm-up: page in the weights
   // Seed the cache: a request sharing the 1,920-token prefix, then diverging.
-  time_to_first_token(sched, concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 3)));
+  time_to_first_token(sched, concat(prefix, bench_prompt(kPrompt - kCachedPrefix, c.vocab_size, 3)));
 
   std::vector<double> cold, warm;
   RequestResult cold_r, warm_r;
   for (int i = 0; i < kRuns; ++i) {
-    Ttft w = time_to_first_token(sched, concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 100 + i)));
-    Ttft k = time_to_first_token(sched, some_tokens(kPrompt, c.vocab_size, 200 + i));
+    Ttft w = time_to_first_token(sched, concat(prefix, bench_prompt(kPrompt - kCachedPrefix, c.vocab_size, 100 + i)));
+    Ttft k = time_to_first_token(sched, bench_prompt(kPrompt, c.vocab_size, 200 + i));
     warm.push_back(w.seconds), warm_r = w.result;
     cold.push_back(k.seconds), cold_r = k.result;
   }
@@ -144,7 +135,7 @@ int main(int argc, char** argv) {
               warm_r.fresh_prefill_tokens, warm_s * 1e3, warm_s / cold_s);
 
   // The cache's own cost, per prompt token.
-  const Tokens prompt = concat(prefix, some_tokens(kPrompt - kCachedPrefix, c.vocab_size, 3));
+  const Tokens prompt = concat(prefix, bench_prompt(kPrompt - kCachedPrefix, c.vocab_size, 3));
   const int reps = 2000;
   std::vector<double> hash_ns, hit_ns, miss_ns;
   cache::BlockPool pool(256, kBlock, 0);
@@ -160,7 +151,7 @@ int main(int argc, char** argv) {
   }
   std::reverse(held.begin(), held.end());
   pool.release(held);
-  const Tokens stranger = some_tokens(kPrompt, c.vocab_size, 9);
+  const Tokens stranger = bench_prompt(kPrompt, c.vocab_size, 9);
   std::vector<cache::BlockHash> stranger_chain;
   cache::extend_chain(stranger_chain, seed, stranger, kBlock);
   for (int rep = 0; rep < 5; ++rep) {

@@ -27,6 +27,7 @@
 #include "engine/model.h"
 #include "engine/model_fingerprint.h"
 #include "tests/bench/bench_models.h"
+#include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {
@@ -34,16 +35,6 @@ namespace {
 
 constexpr int32_t kPrompt = 192, kOutput = 32, kBlock = 16;
 constexpr int32_t kChunkedBudget = 128, kUnchunkedBudget = 512, kRuns = 2;
-
-Tokens some_tokens(int32_t n, int32_t vocab, uint32_t salt) {
-  Tokens t(static_cast<size_t>(n));
-  uint32_t x = 2463534242u ^ (salt * 2654435761u);
-  for (auto& id : t) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
-  }
-  return t;
-}
 
 double pct(std::vector<double> v, double p) {
   if (v.empty()) return std::nan("");
@@ -76,7 +67,7 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
     clients.emplace_back([&, k] {
       for (int i = k; i < n_req; i += conc) {
         Request r;
-        r.prompt = some_tokens(kPrompt, c.vocab_size, salt + static_cast<uint32_t>(i));
+        r.prompt = bench_prompt(kPrompt, c.vocab_size, salt + static_cast<uint32_t>(i));
         r.sampling.temperature = 0;
         r.max_tokens = kOutput;
         r.ignore_eos = true;
