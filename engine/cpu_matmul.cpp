@@ -50,9 +50,10 @@ void matmul_streaming(std::span<const MatmulTarget> targets, const float* x, int
     std::vector<float> wide(widen_any ? static_cast<size_t>(2 * cols) : 0);
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < space.total; ++p) {
-      const MatmulTarget& t = targets[space.target_of(p)];
+      const size_t ti = space.target_of(p);
+      const MatmulTarget& t = targets[ti];
       const Matrix& w = *t.w;
-      const int64_t r0 = 2 * (p - space.first[space.target_of(p)]), r1 = std::min(r0 + 1, w.rows - 1);
+      const int64_t r0 = 2 * (p - space.first[ti]), r1 = std::min(r0 + 1, w.rows - 1);
       if (n == 1) {  // decode: memory-bound, one dot product per row
         t.y[r0] = dot_row(w.type, w.row(r0), x, cols);
         t.y[r1] = dot_row(w.type, w.row(r1), x, cols);
