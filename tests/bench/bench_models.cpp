@@ -1,10 +1,16 @@
 #include "tests/bench/bench_models.h"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "engine/synthetic_model.h"
 
 namespace kvgate {
+
+BenchDirs bench_dirs(int argc, char** argv) {
+  const char* env = std::getenv("KVGATE_SHARED");
+  return {argc > 1 ? argv[1] : env && *env ? env : KVGATE_SHARED_DIR, argc > 2 ? argv[2] : "build/bench-models"};
+}
 
 std::string bench_model_110m(const std::string& models_dir, const std::string& shared_dir, TensorType type) {
   std::filesystem::create_directories(models_dir);

@@ -8,6 +8,16 @@
 
 namespace kvgate {
 
+// Where a benchmark finds ../shared and keeps its models:
+// `bench SHARED_DIR MODELS_DIR`, each optional. SHARED_DIR defaults to
+// $KVGATE_SHARED, then to the shared/ beside the source tree; MODELS_DIR to
+// build/bench-models.
+struct BenchDirs {
+  std::string shared;
+  std::string models;
+};
+BenchDirs bench_dirs(int argc, char** argv);
+
 // The ~110M-parameter Llama of the issues: dim 768, 12 layers, 12 heads,
 // 4 KV heads, FFN 2048, the llama-spm vocabulary (32000), context 4096.
 // Returns its path, writing it first if it is not there yet.

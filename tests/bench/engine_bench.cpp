@@ -124,11 +124,7 @@ Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, i
 
 int main(int argc, char** argv) {
   using namespace kvgate;
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s SHARED_DIR MODELS_DIR\n", argv[0]);
-    return 2;
-  }
-  const std::string shared = argv[1], models_dir = argv[2];
+  const auto [shared, models_dir] = bench_dirs(argc, argv);
   std::filesystem::create_directories(models_dir);
 
   std::printf("## Engine (CPU backend)\n\n%s\n\n", machine_summary().c_str());

@@ -86,9 +86,7 @@ Ttft time_to_first_token(Scheduler& sched, Tokens prompt) {
 
 int main(int argc, char** argv) {
   using namespace kvgate;
-  const char* env = std::getenv("KVGATE_SHARED");
-  const std::string shared = argc > 1 ? argv[1] : env && *env ? env : "../shared";
-  const std::string models_dir = argc > 2 ? argv[2] : "build/bench-models";
+  const auto [shared, models_dir] = bench_dirs(argc, argv);
 
   std::printf("# Prefix cache\n\n%s\n\n", machine_summary().c_str());
   const double sgemm = measure_sgemm_peak_gflops();

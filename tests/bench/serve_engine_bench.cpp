@@ -96,9 +96,7 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
 
 int main(int argc, char** argv) {
   using namespace kvgate;
-  const char* env = std::getenv("KVGATE_SHARED");
-  const std::string shared = argc > 1 ? argv[1] : env && *env ? env : "../shared";
-  const std::string models_dir = argc > 2 ? argv[2] : "build/bench-models";
+  const auto [shared, models_dir] = bench_dirs(argc, argv);
   std::vector<int> levels = {1, 4, 16, 64};
   if (argc > 3) levels = {std::atoi(argv[3])};  // one level, for a quick look
 

@@ -177,9 +177,7 @@ double prefill_seconds_per_token(const std::string& models_dir, const std::strin
 
 int main(int argc, char** argv) {
   using namespace kvgate;
-  const char* env = std::getenv("KVGATE_SHARED");
-  const std::string root = argc > 1 ? argv[1] : env && *env ? env : KVGATE_SHARED_DIR;
-  const std::string models_dir = argc > 2 ? argv[2] : "build/bench-models";
+  const auto [root, models_dir] = bench_dirs(argc, argv);
   const std::vector<std::string> prompts = make_prompts(4u << 20);
   size_t bytes = 0;
   for (const auto& p : prompts) bytes += p.size();
