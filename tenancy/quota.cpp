@@ -1,7 +1,11 @@
 // Invariants, per tenant, under State::mu:
 //  - in_flight == open_tickets.size(): a slot is taken by admit() and given
-//    back by the one settle() of that ticket (double settles are refused);
-//  - reserved_cost == sum of reserved_cost_micros over open tickets;
+//    back by the one settle() or settle_pending() of that ticket (double
+//    settles are refused);
+//  - reserved_cost == sum of reserved_cost_micros over open tickets, plus
+//    the cost of every PendingSpend not yet committed or cancelled;
+//  - spent counts only settled requests whose cost was committed: settle()
+//    commits at once, settle_pending() leaves it to the caller;
 //  - admit() checks every limit before charging any, so a refusal leaves no
 //    trace, and a success charges all limits at once. Because checks and
 //    charges happen under the same lock, concurrent admissions can never
@@ -45,6 +49,11 @@ Refusal refusal(Limit l, uint64_t limit, uint64_t remaining, uint64_t retry_s, u
               (never_fits ? "; the request alone exceeds the limit)"
                           : ", retry in " + std::to_string(retry_s) + " s)");
   return r;
+}
+
+Error cost_overflow(const Ticket& t) {
+  return Error(ErrorCode::kOverflow,
+               "cost of a request under plan '" + t.plan.id + "' exceeds 2^64-1 micro-units");
 }
 
 void sync_bucket(std::optional<TokenBucket>& b, uint64_t limit, int64_t now) {
@@ -179,34 +188,66 @@ Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estim
   return Admission(std::move(t));
 }
 
+// Everything a settle does except the spend: frees the slot, drops the
+// worst-case reservation and reconciles tokens/minute. Caller holds s.mu.
+void Quotas::close_ticket(State& s, const Ticket& t, const TokenUsage& usage, int64_t now) {
+  if (s.open_tickets.erase(t.id) == 0) {
+    throw Error(ErrorCode::kNotFound, "ticket " + std::to_string(t.id) + " of tenant '" +
+                                          t.tenant_id + "' was never issued or already settled");
+  }
+  s.in_flight -= 1;
+  s.reserved_cost = sat_sub(s.reserved_cost, t.reserved_cost_micros);
+  if (s.tokens) {
+    const uint64_t used = counted_tokens(usage, t.cached_token_weight_permille);
+    if (used < t.reserved_tokens) {
+      s.tokens->give_back(t.reserved_tokens - used, now);
+    } else {
+      s.tokens->take_anyway(used - t.reserved_tokens, now);
+    }
+  }
+}
+
 uint64_t Quotas::settle(const Ticket& t, const TokenUsage& usage) {
   const int64_t now = clock_.now_ns();
   const std::optional<uint64_t> cost = try_cost_micros(t.plan, usage);
   State& s = state(t.tenant_id);
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    if (s.open_tickets.erase(t.id) == 0) {
-      throw Error(ErrorCode::kNotFound, "ticket " + std::to_string(t.id) + " of tenant '" +
-                                            t.tenant_id + "' was never issued or already settled");
-    }
-    s.in_flight -= 1;
-    s.reserved_cost = sat_sub(s.reserved_cost, t.reserved_cost_micros);
-    if (s.tokens) {
-      const uint64_t used = counted_tokens(usage, t.cached_token_weight_permille);
-      if (used < t.reserved_tokens) {
-        s.tokens->give_back(t.reserved_tokens - used, now);
-      } else {
-        s.tokens->take_anyway(used - t.reserved_tokens, now);
-      }
-    }
+    close_ticket(s, t, usage, now);
     roll_month(s, t.tenant_id, now);
     s.spent = sat_add(s.spent, cost.value_or(kU64Max));
   }
-  if (!cost) {
-    throw Error(ErrorCode::kOverflow, "cost of a request under plan '" + t.plan.id +
-                                          "' exceeds 2^64-1 micro-units");
-  }
+  if (!cost) throw cost_overflow(t);
   return *cost;
+}
+
+PendingSpend Quotas::settle_pending(const Ticket& t, const TokenUsage& usage) {
+  const int64_t now = clock_.now_ns();
+  const std::optional<uint64_t> cost = try_cost_micros(t.plan, usage);
+  State& s = state(t.tenant_id);
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    close_ticket(s, t, usage, now);
+    // An unpriceable request can never be committed, so nothing is held.
+    if (cost) s.reserved_cost = sat_add(s.reserved_cost, *cost);
+  }
+  if (!cost) throw cost_overflow(t);
+  return PendingSpend{t.tenant_id, *cost};
+}
+
+void Quotas::commit_spend(const PendingSpend& p) {
+  const int64_t now = clock_.now_ns();
+  State& s = state(p.tenant_id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.reserved_cost = sat_sub(s.reserved_cost, p.cost_micros);
+  roll_month(s, p.tenant_id, now);
+  s.spent = sat_add(s.spent, p.cost_micros);
+}
+
+void Quotas::cancel_spend(const PendingSpend& p) {
+  State& s = state(p.tenant_id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.reserved_cost = sat_sub(s.reserved_cost, p.cost_micros);
 }
 
 RateStatus Quotas::rate_status(const Tenant& tenant) {

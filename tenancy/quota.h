@@ -6,6 +6,11 @@
 // with an estimate (prompt + max output tokens, every prompt token counted as
 // fresh) and reserves the estimate's worst-case cost against the spend cap;
 // settle() reconciles both with what the request really used.
+//
+// A caller whose spend only counts once something else accepts it (the
+// ledger, in Tenancy::finish) settles in two steps instead: settle_pending()
+// does all of settle() but the spend, and keeps the real cost held against
+// the cap; commit_spend() or cancel_spend() then says whether it was spent.
 #pragma once
 
 #include <atomic>
@@ -60,6 +65,13 @@ struct Ticket {
   int64_t admitted_ns = 0;
 };
 
+// A settled request's cost, held against its tenant's spend cap until the
+// caller commits or cancels it. Exactly one of the two must follow.
+struct PendingSpend {
+  std::string tenant_id;
+  uint64_t cost_micros = 0;
+};
+
 class Admission {
  public:
   explicit Admission(Ticket t) : v_(std::move(t)) {}
@@ -102,6 +114,15 @@ class Quotas {
   // kNotFound for a ticket that is unknown or already settled, and kOverflow
   // (after all the bookkeeping, with spend saturated) if the cost overflows.
   uint64_t settle(const Ticket& ticket, const TokenUsage& usage);
+  // settle() without adding to the month's spend: the ticket's worst-case
+  // reservation is replaced by its real cost, which stays reserved so that
+  // no concurrent admission can use that headroom meanwhile. Throws like
+  // settle(); on kOverflow (after the bookkeeping) nothing stays held.
+  PendingSpend settle_pending(const Ticket& ticket, const TokenUsage& usage);
+  // Moves the held cost into this month's spend.
+  void commit_spend(const PendingSpend& p);
+  // Releases the held cost; nothing is spent.
+  void cancel_spend(const PendingSpend& p);
 
   RateStatus rate_status(const Tenant& tenant);
   uint64_t in_flight(const std::string& tenant_id);
@@ -115,6 +136,7 @@ class Quotas {
   State& state(const std::string& tenant_id);
   void sync_limits(State& s, const QuotaLimits& limits, int64_t now);
   void roll_month(State& s, const std::string& tenant_id, int64_t now);
+  void close_ticket(State& s, const Ticket& t, const TokenUsage& usage, int64_t now);
 
   const Clock& clock_;
   SpendSource spend_;

@@ -1,6 +1,10 @@
 // Wiring only. The order in finish() matters: the quota settle comes first
 // and cannot be skipped, so a bad record never leaks a concurrency slot; the
 // ledger write comes last, so the caller hears "recorded" only when it is.
+// The request's cost stays held against the spend cap while the ledger
+// decides, and is spent only if the ledger wrote a new record: a duplicate
+// or a refused record adds nothing, so the spend in memory counts exactly
+// the records the ledger holds, as a restart would read them back.
 // The monthly spend cap learns what earlier processes billed from the ledger.
 #include "tenancy/tenancy.h"
 
@@ -22,14 +26,26 @@ Admission Tenancy::admit(const Tenant& tenant, const Estimate& estimate) {
 }
 
 RecordOutcome Tenancy::finish(const Ticket& ticket, LedgerRecord record) {
-  const uint64_t cost = quotas_.settle(ticket, record.tokens);
-  if (record.tenant_id != ticket.tenant_id) {
-    throw Error(ErrorCode::kInvalidArgument, "ledger record " + record.request_id +
-                                                 " is for tenant '" + record.tenant_id +
-                                                 "' but its ticket is '" + ticket.tenant_id + "'");
+  const PendingSpend spend = quotas_.settle_pending(ticket, record.tokens);
+  RecordOutcome outcome = RecordOutcome::kAlreadyRecorded;
+  try {
+    if (record.tenant_id != ticket.tenant_id) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "ledger record " + record.request_id + " is for tenant '" + record.tenant_id +
+                      "' but its ticket is '" + ticket.tenant_id + "'");
+    }
+    record.cost_micros = spend.cost_micros;
+    outcome = ledger_.record(record);
+  } catch (...) {
+    quotas_.cancel_spend(spend);
+    throw;
   }
-  record.cost_micros = cost;
-  return ledger_.record(record);
+  if (outcome == RecordOutcome::kRecorded) {
+    quotas_.commit_spend(spend);
+  } else {
+    quotas_.cancel_spend(spend);
+  }
+  return outcome;
 }
 
 }  // namespace kvgate::tenancy

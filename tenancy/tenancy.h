@@ -28,7 +28,9 @@ class Tenancy {
   // Uses the tenant's current plan and limits.
   Admission admit(const Tenant& tenant, const Estimate& estimate);
   // Settles the ticket (always, so its slot is freed), prices `record` by the
-  // plan captured at admission, and records it durably. Throws
+  // plan captured at admission, and records it durably. The cost counts
+  // against the monthly spend cap only when this call records it
+  // (kRecorded); a duplicate or a refused record adds nothing. Throws
   // kInvariantViolated for a record whose prompt split does not add up,
   // kInvalidArgument if the record is not the ticket's tenant's.
   RecordOutcome finish(const Ticket& ticket, LedgerRecord record);

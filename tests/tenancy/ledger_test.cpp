@@ -13,6 +13,7 @@
 
 #include "tenancy/error.h"
 #include "tenancy/tenancy.h"
+#include "tenancy/utc_calendar.h"
 #include "tests/tenancy/temp_dir.h"
 
 namespace kvgate::tenancy {
@@ -241,6 +242,71 @@ TEST(TenancySeam, AdmitFinishBillsByTheAdmissionPlanAndRecordsOnce) {
   EXPECT_THROW(t.finish(b.ticket(), bad), Error);
   EXPECT_EQ(t.quotas().in_flight("acme"), 0u);
   EXPECT_FALSE(t.ledger().find("req-2").has_value());
+}
+
+// The month's spend is what the ledger holds: a request counts against the
+// cap only when its record is newly and durably written. A duplicate, or a
+// record refused for any reason, must leave the cap where it was.
+TEST(TenancySeam, OnlyNewlyRecordedRequestsCountTowardsTheSpendCap) {
+  TempDir dir;
+  ManualClock clock{kT0};
+  NewTenant n;
+  n.id = "acme";
+  n.plan_id = "std";
+  n.quotas.monthly_spend_cap_micros = 200;
+  const int64_t month = utc_month_start_ns(kT0);
+  const int64_t next_month = utc_next_month_start_ns(kT0);
+  {
+    Tenancy t(dir.path(), clock);
+    t.tenants().put_plan(PricePlan::with_default_cached("std", 1'000'000, 2'000'000));
+    t.tenants().create(n);
+    const Tenant acme = t.tenants().get("acme");
+    auto finish = [&](const LedgerRecord& r) {
+      const Admission a = t.admit(acme, {8, 10});  // reserves 8 + 20 = 28
+      EXPECT_TRUE(a.admitted()) << r.request_id;
+      return t.finish(a.ticket(), r);
+    };
+
+    // 8 fresh x 1 + 112 cached x 0.1 + 10 out x 2 = 39.2 -> 39
+    ASSERT_EQ(finish(rec("req-1", kT0 + kSec)), RecordOutcome::kRecorded);
+    EXPECT_EQ(t.quotas().month_spend_micros("acme"), 39u);
+
+    // The same request id again (a retried finish): nothing new is billed.
+    EXPECT_EQ(finish(rec("req-1", kT0 + kSec)), RecordOutcome::kAlreadyRecorded);
+    EXPECT_EQ(t.quotas().month_spend_micros("acme"), 39u) << "a duplicate was billed";
+
+    // The ledger refuses a record whose prompt split does not add up.
+    LedgerRecord bad_split = rec("req-2", kT0 + 2 * kSec);
+    bad_split.tokens.fresh_prefill = 0;
+    EXPECT_THROW(finish(bad_split), Error);
+    EXPECT_EQ(t.quotas().month_spend_micros("acme"), 39u) << "a refused record was billed";
+
+    // A record for another tenant than the ticket's is refused.
+    EXPECT_THROW(finish(rec("req-3", kT0 + 3 * kSec, "beta")), Error);
+    EXPECT_EQ(t.quotas().month_spend_micros("acme"), 39u) << "a foreign record was billed";
+
+    // A cost too large to price is never recorded, so it is not spent either.
+    LedgerRecord huge = rec("req-4", kT0 + 4 * kSec);
+    huge.tokens.output_tokens = UINT64_MAX;
+    EXPECT_THROW(finish(huge), Error);
+    EXPECT_EQ(t.quotas().month_spend_micros("acme"), 39u) << "an unpriceable record was billed";
+
+    EXPECT_EQ(t.quotas().in_flight("acme"), 0u) << "every ticket was settled";
+    EXPECT_EQ(t.quotas().month_spend_micros("acme"),
+              t.ledger().usage("acme", month, next_month).cost_micros)
+        << "spend in memory and on the books agree";
+
+    // Admission sees the true spend: 200 - 39 = 161 left, and not a micro more.
+    const Admission exact = t.admit(acme, {1, 80});  // 1 + 160 = 161
+    ASSERT_TRUE(exact.admitted()) << exact.refusal().message;
+    const Admission over = t.admit(acme, {1, 0});
+    ASSERT_FALSE(over.admitted());
+    EXPECT_EQ(over.refusal().limit, Limit::kMonthlySpend);
+    EXPECT_EQ(over.refusal().remaining, 0u);
+  }
+  // A restart reads the same spend back from the ledger.
+  Tenancy t(dir.path(), clock);
+  EXPECT_EQ(t.quotas().month_spend_micros("acme"), 39u);
 }
 
 TEST(TenancySeam, MonthlySpendSurvivesARestart) {

@@ -225,6 +225,50 @@ TEST_F(QuotaTest, MonthlySpendCapReservesThenSettles) {
   EXPECT_TRUE(quotas_.admit(t, plan_, {1, 0}).admitted());
 }
 
+TEST_F(QuotaTest, PendingSpendIsHeldUntilCommittedOrCancelled) {
+  QuotaLimits q;
+  q.monthly_spend_cap_micros = 1000;
+  const Tenant t = tenant(q);
+  const Admission a = quotas_.admit(t, plan_, {100, 500});  // reserves 600
+  ASSERT_TRUE(a.admitted());
+  const PendingSpend p = quotas_.settle_pending(a.ticket(), fresh_usage(100, 50));
+  EXPECT_EQ(p.cost_micros, 150u);
+  EXPECT_EQ(p.tenant_id, "acme");
+  EXPECT_EQ(quotas_.in_flight("acme"), 0u) << "the slot is free at once";
+  EXPECT_EQ(quotas_.month_spend_micros("acme"), 0u) << "not spent until committed";
+  // The real cost, not the estimate, stays held: 850 left, not 1000 or 400.
+  const Admission over = quotas_.admit(t, plan_, {351, 500});
+  ASSERT_FALSE(over.admitted());
+  EXPECT_EQ(over.refusal().remaining, 850u);
+  quotas_.cancel_spend(p);
+  EXPECT_EQ(quotas_.month_spend_micros("acme"), 0u);
+  const Admission all = quotas_.admit(t, plan_, {500, 500});  // the whole cap again
+  ASSERT_TRUE(all.admitted());
+  const PendingSpend spent = quotas_.settle_pending(all.ticket(), fresh_usage(400, 0));
+  quotas_.commit_spend(spent);
+  EXPECT_EQ(quotas_.month_spend_micros("acme"), 400u);
+  EXPECT_TRUE(quotas_.admit(t, plan_, {300, 300}).admitted()) << "exactly the 600 left";
+  EXPECT_FALSE(quotas_.admit(t, plan_, {1, 0}).admitted());
+  EXPECT_THROW(quotas_.settle_pending(all.ticket(), TokenUsage{}), Error) << "settles once";
+}
+
+TEST_F(QuotaTest, PendingSpendOfAnUnpriceableRequestHoldsNothing) {
+  QuotaLimits q;
+  q.monthly_spend_cap_micros = 1000;
+  const Tenant t = tenant(q);
+  const Admission a = quotas_.admit(t, plan_, {10, 10});
+  ASSERT_TRUE(a.admitted());
+  try {
+    quotas_.settle_pending(a.ticket(), fresh_usage(1, UINT64_MAX));  // 2^64 micros
+    FAIL() << "priced an overflowing cost";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kOverflow);
+  }
+  EXPECT_EQ(quotas_.in_flight("acme"), 0u);
+  EXPECT_EQ(quotas_.month_spend_micros("acme"), 0u);
+  EXPECT_TRUE(quotas_.admit(t, plan_, {500, 500}).admitted()) << "the whole cap is free";
+}
+
 TEST_F(QuotaTest, SpendCapRemembersEarlierProcessesThroughTheSpendSource) {
   int64_t asked_from = 0;
   Quotas q2(clock_, [&](const std::string& tenant_id, int64_t from, int64_t to) -> uint64_t {
