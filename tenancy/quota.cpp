@@ -6,10 +6,10 @@
 //    the cost of every PendingSpend not yet committed or cancelled;
 //  - spent counts only settled requests whose cost was committed: settle()
 //    commits at once, settle_pending() leaves it to the caller;
-//  - admit() checks every limit before charging any, so a refusal leaves no
-//    trace, and a success charges all limits at once. Because checks and
-//    charges happen under the same lock, concurrent admissions can never
-//    jointly overshoot a limit.
+//  - admit() runs every check_* before charge() takes anything, so a
+//    refusal leaves no trace, and a success charges all limits at once.
+//    Because checks and charges happen under the same lock, concurrent
+//    admissions can never jointly overshoot a limit.
 // Thread-safety: map_mu_ guards only the map; each tenant's State has its own
 // mutex, so tenants never contend with each other. States are never erased,
 // so a State& stays valid once looked up.
@@ -49,6 +49,26 @@ Refusal refusal(Limit l, uint64_t limit, uint64_t remaining, uint64_t retry_s, u
               (never_fits ? "; the request alone exceeds the limit)"
                           : ", retry in " + std::to_string(retry_s) + " s)");
   return r;
+}
+
+// The most an admitted request can cost: every prompt token fresh, and all
+// of max_output_tokens produced. Unpriceable estimates reserve everything.
+uint64_t worst_case_cost(const PricePlan& plan, const Estimate& e) {
+  TokenUsage worst;
+  worst.prompt_tokens = worst.fresh_prefill = e.prompt_tokens;
+  worst.output_tokens = e.max_output_tokens;
+  return try_cost_micros(plan, worst).value_or(kU64Max);
+}
+
+// A request must wait for every limit it breaks, so of several refusals the
+// client hears the one that makes it wait longest, or that can never be met.
+// On a tie the earlier check's refusal stays.
+void keep_worst(std::optional<Refusal>* worst, std::optional<Refusal> r) {
+  if (!r) return;
+  const bool worse = !*worst || (r->never_fits && !(*worst)->never_fits) ||
+                     (r->never_fits == (*worst)->never_fits &&
+                      r->retry_after_s > (*worst)->retry_after_s);
+  if (worse) *worst = std::move(r);
 }
 
 Error cost_overflow(const Ticket& t) {
@@ -113,65 +133,51 @@ uint64_t Quotas::counted_tokens(const TokenUsage& u, uint32_t weight_permille) {
   return sat_add(sat_add(u.fresh_prefill, static_cast<uint64_t>(cached)), u.output_tokens);
 }
 
-Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estimate& e) {
-  const QuotaLimits& q = tenant.quotas;
-  const int64_t now = clock_.now_ns();
-  const uint64_t tokens = sat_add(e.prompt_tokens, e.max_output_tokens);
-  TokenUsage worst;
-  worst.prompt_tokens = worst.fresh_prefill = e.prompt_tokens;
-  worst.output_tokens = e.max_output_tokens;
-  const uint64_t est_cost = try_cost_micros(plan, worst).value_or(kU64Max);
+// The admission steps, in admit()'s order, all under s.mu. Each check_*
+// returns the refusal its limit would give, or nullopt, and charges nothing.
 
-  State& s = state(tenant.id);
-  std::lock_guard<std::mutex> lock(s.mu);
-  sync_limits(s, q, now);
-  roll_month(s, tenant.id, now);
+std::optional<Refusal> Quotas::check_concurrency(const State& s, const Tenant& tenant) {
+  const uint64_t cap = tenant.quotas.max_concurrent_requests;
+  if (cap == 0 || s.in_flight < cap) return std::nullopt;
+  // No clock says when a running request ends; one second is a polite guess.
+  return refusal(Limit::kConcurrentRequests, cap, 0, 1, 1, false, tenant.id);
+}
 
-  // Collect every limit this request would break; report the one that makes
-  // the client wait longest (or can never be met), since the request cannot
-  // run before all of them clear.
-  std::optional<Refusal> worst_refusal;
-  auto consider = [&](Refusal r) {
-    const bool worse = !worst_refusal ||
-                       (r.never_fits && !worst_refusal->never_fits) ||
-                       (r.never_fits == worst_refusal->never_fits &&
-                        r.retry_after_s > worst_refusal->retry_after_s);
-    if (worse) worst_refusal = std::move(r);
-  };
+std::optional<Refusal> Quotas::check_requests(State& s, const Tenant& tenant, int64_t now) {
+  if (!s.requests) return std::nullopt;
+  const int64_t wait = s.requests->ns_until(1, now).value_or(0);
+  if (wait <= 0) return std::nullopt;
+  return refusal(Limit::kRequestsPerMinute, tenant.quotas.requests_per_minute,
+                 s.requests->available(now), ceil_s(wait), ceil_s(s.requests->ns_until_full(now)),
+                 false, tenant.id);
+}
 
-  if (q.max_concurrent_requests != 0 && s.in_flight >= q.max_concurrent_requests) {
-    // No clock says when a running request ends; one second is a polite guess.
-    consider(refusal(Limit::kConcurrentRequests, q.max_concurrent_requests, 0, 1, 1, false,
-                     tenant.id));
-  }
-  if (s.requests) {
-    const int64_t wait = s.requests->ns_until(1, now).value_or(0);
-    if (wait > 0) {
-      consider(refusal(Limit::kRequestsPerMinute, q.requests_per_minute,
-                       s.requests->available(now), ceil_s(wait),
-                       ceil_s(s.requests->ns_until_full(now)), false, tenant.id));
-    }
-  }
-  if (s.tokens) {
-    const std::optional<int64_t> wait = s.tokens->ns_until(tokens, now);
-    if (!wait || *wait > 0) {
-      consider(refusal(Limit::kTokensPerMinute, q.tokens_per_minute, s.tokens->available(now),
-                       wait ? ceil_s(*wait) : 0, ceil_s(s.tokens->ns_until_full(now)), !wait,
-                       tenant.id));
-    }
-  }
-  if (q.monthly_spend_cap_micros != 0) {
-    const uint64_t committed = sat_add(s.spent, s.reserved_cost);
-    const uint64_t left = sat_sub(q.monthly_spend_cap_micros, committed);
-    if (est_cost > left) {
-      const uint64_t to_next_month = ceil_s(utc_next_month_start_ns(now) - now);
-      const bool never = est_cost > q.monthly_spend_cap_micros;
-      consider(refusal(Limit::kMonthlySpend, q.monthly_spend_cap_micros, left,
-                       never ? 0 : to_next_month, to_next_month, never, tenant.id));
-    }
-  }
-  if (worst_refusal) return Admission(std::move(*worst_refusal));
+std::optional<Refusal> Quotas::check_tokens(State& s, const Tenant& tenant, uint64_t tokens,
+                                            int64_t now) {
+  if (!s.tokens) return std::nullopt;
+  const std::optional<int64_t> wait = s.tokens->ns_until(tokens, now);
+  if (wait && *wait <= 0) return std::nullopt;
+  return refusal(Limit::kTokensPerMinute, tenant.quotas.tokens_per_minute,
+                 s.tokens->available(now), wait ? ceil_s(*wait) : 0,
+                 ceil_s(s.tokens->ns_until_full(now)), !wait, tenant.id);
+}
 
+std::optional<Refusal> Quotas::check_spend(const State& s, const Tenant& tenant,
+                                           uint64_t est_cost, int64_t now) {
+  const uint64_t cap = tenant.quotas.monthly_spend_cap_micros;
+  if (cap == 0) return std::nullopt;
+  const uint64_t committed = sat_add(s.spent, s.reserved_cost);
+  const uint64_t left = sat_sub(cap, committed);
+  if (est_cost <= left) return std::nullopt;
+  const uint64_t to_next_month = ceil_s(utc_next_month_start_ns(now) - now);
+  const bool never = est_cost > cap;
+  return refusal(Limit::kMonthlySpend, cap, left, never ? 0 : to_next_month, to_next_month, never,
+                 tenant.id);
+}
+
+// Charges every limit at once, after every check passed.
+Ticket Quotas::charge(State& s, const Tenant& tenant, const PricePlan& plan, uint64_t tokens,
+                      uint64_t est_cost, int64_t now) {
   if (s.requests) s.requests->try_take(1, now);
   if (s.tokens) s.tokens->try_take(tokens, now);
   s.in_flight += 1;
@@ -181,11 +187,30 @@ Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estim
   t.tenant_id = tenant.id;
   t.reserved_tokens = tokens;
   t.reserved_cost_micros = est_cost;
-  t.cached_token_weight_permille = q.cached_token_weight_permille;
+  t.cached_token_weight_permille = tenant.quotas.cached_token_weight_permille;
   t.plan = plan;
   t.admitted_ns = now;
   s.open_tickets.insert(t.id);
-  return Admission(std::move(t));
+  return t;
+}
+
+Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estimate& e) {
+  const int64_t now = clock_.now_ns();
+  const uint64_t tokens = sat_add(e.prompt_tokens, e.max_output_tokens);
+  const uint64_t est_cost = worst_case_cost(plan, e);
+
+  State& s = state(tenant.id);
+  std::lock_guard<std::mutex> lock(s.mu);
+  sync_limits(s, tenant.quotas, now);
+  roll_month(s, tenant.id, now);
+
+  std::optional<Refusal> refused;
+  keep_worst(&refused, check_concurrency(s, tenant));
+  keep_worst(&refused, check_requests(s, tenant, now));
+  keep_worst(&refused, check_tokens(s, tenant, tokens, now));
+  keep_worst(&refused, check_spend(s, tenant, est_cost, now));
+  if (refused) return Admission(std::move(*refused));
+  return Admission(charge(s, tenant, plan, tokens, est_cost, now));
 }
 
 // Everything a settle does except the spend: frees the slot, drops the

@@ -137,6 +137,15 @@ class Quotas {
   void sync_limits(State& s, const QuotaLimits& limits, int64_t now);
   void roll_month(State& s, const std::string& tenant_id, int64_t now);
   void close_ticket(State& s, const Ticket& t, const TokenUsage& usage, int64_t now);
+  // admit()'s steps: each check_* is one limit, charge() takes all of them.
+  static std::optional<Refusal> check_concurrency(const State& s, const Tenant& tenant);
+  static std::optional<Refusal> check_requests(State& s, const Tenant& tenant, int64_t now);
+  static std::optional<Refusal> check_tokens(State& s, const Tenant& tenant, uint64_t tokens,
+                                             int64_t now);
+  static std::optional<Refusal> check_spend(const State& s, const Tenant& tenant,
+                                            uint64_t est_cost, int64_t now);
+  Ticket charge(State& s, const Tenant& tenant, const PricePlan& plan, uint64_t tokens,
+                uint64_t est_cost, int64_t now);
 
   const Clock& clock_;
   SpendSource spend_;
