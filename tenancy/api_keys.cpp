@@ -21,8 +21,24 @@
 namespace kvgate::tenancy {
 namespace {
 
-constexpr uint8_t kApiKeyFormat = 1;
 constexpr size_t kDigestBytes = 32;
+
+// An API key record's one field list, in on-disk order (codec.h).
+struct ApiKeyFields {
+  using Record = ApiKeyInfo;
+  static constexpr uint8_t kFormat = 1;
+  static constexpr const char* kWhat = "api key";
+  template <class R, class Field>
+  static void visit(R& k, Field& f) {
+    f(k.key_id);
+    f(k.tenant_id);
+    f(k.label);
+    f(k.digest);
+    f(k.created_ns);
+    f(k.revoked_ns);
+    f(k.replaced_by);
+  }
+};
 
 std::string key_ref(std::string_view tenant_id, std::string_view key_id) {
   std::string k(tenant_id);
@@ -79,29 +95,10 @@ std::string key_digest(std::string_view key) {
   return md;
 }
 
-std::string encode_api_key(const ApiKeyInfo& k) {
-  return Encoder(kApiKeyFormat)
-      .bytes(k.key_id)
-      .bytes(k.tenant_id)
-      .bytes(k.label)
-      .bytes(k.digest)
-      .i64(k.created_ns)
-      .i64(k.revoked_ns)
-      .bytes(k.replaced_by)
-      .take();
-}
+std::string encode_api_key(const ApiKeyInfo& k) { return encode_record<ApiKeyFields>(k); }
 
 ApiKeyInfo decode_api_key(std::string_view v) {
-  Decoder d(v, kApiKeyFormat, "api key");
-  ApiKeyInfo k;
-  k.key_id = d.bytes();
-  k.tenant_id = d.bytes();
-  k.label = d.bytes();
-  k.digest = d.bytes();
-  k.created_ns = d.i64();
-  k.revoked_ns = d.i64();
-  k.replaced_by = d.bytes();
-  d.finish();
+  ApiKeyInfo k = decode_record<ApiKeyFields>(v);
   if (k.digest.size() != kDigestBytes) throw Error(ErrorCode::kCorrupt, "api key: bad digest size");
   return k;
 }

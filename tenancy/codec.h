@@ -3,11 +3,16 @@
 // a fixed order per record type. Explicit and boring on purpose: a reader can
 // decode a value by hand, and a decoder rejects truncated or trailing bytes
 // instead of guessing. Keys that must sort by number use big-endian helpers.
+//
+// Each record's order is written down once, in a field list (described
+// below) that the encoder and the decoder both walk, so the two directions
+// cannot drift apart. tests/tenancy/codec_test.cpp pins the bytes.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace kvgate::tenancy {
 
@@ -43,6 +48,106 @@ class Decoder {
   size_t pos_ = 0;
   const char* what_;
 };
+
+// A record's field list is a struct like
+//
+//   struct PlanFields {
+//     using Record = PricePlan;
+//     static constexpr uint8_t kFormat = 1;               // the leading byte
+//     static constexpr const char* kWhat = "price plan";  // names decode errors
+//     template <class R, class Field>  // R: Record or const Record
+//     static void visit(R& p, Field& f) { f(p.id); f(p.fresh_input_per_mtok); ... }
+//   };
+//
+// visit() names every field once, in on-disk order. encode_record() drives it
+// with a FieldWriter, decode_record() with a FieldReader. The field's C++
+// type picks its encoding, identically in both directions: std::string ->
+// bytes, uint64_t -> u64, int64_t -> i64, uint32_t -> u32, bool -> u8 (writes
+// 0 or 1, reads nonzero as true), an enum over uint8_t -> u8 (not range
+// checked; the record's decoder checks what it must). Any other type is a
+// compile error, so a new field cannot silently pick a width.
+namespace codec_detail {
+template <class T>
+inline constexpr bool kIsU8Enum = [] {
+  if constexpr (std::is_enum_v<T>) return std::is_same_v<std::underlying_type_t<T>, uint8_t>;
+  return false;
+}();
+template <class T>
+inline constexpr bool kUnsupported = false;
+}  // namespace codec_detail
+
+class FieldWriter {
+ public:
+  explicit FieldWriter(uint8_t format) : e_(format) {}
+  template <class T>
+  void operator()(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      e_.bytes(v);
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      e_.u64(v);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      e_.i64(v);
+    } else if constexpr (std::is_same_v<T, uint32_t>) {
+      e_.u32(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      e_.u8(v ? 1 : 0);
+    } else if constexpr (codec_detail::kIsU8Enum<T>) {
+      e_.u8(static_cast<uint8_t>(v));
+    } else {
+      static_assert(codec_detail::kUnsupported<T>, "no encoding for this field type");
+    }
+  }
+  std::string take() { return e_.take(); }
+
+ private:
+  Encoder e_;
+};
+
+class FieldReader {
+ public:
+  FieldReader(std::string_view in, uint8_t expected_format, const char* what)
+      : d_(in, expected_format, what) {}
+  template <class T>
+  void operator()(T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      v = d_.bytes();
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      v = d_.u64();
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      v = d_.i64();
+    } else if constexpr (std::is_same_v<T, uint32_t>) {
+      v = d_.u32();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      v = d_.u8() != 0;
+    } else if constexpr (codec_detail::kIsU8Enum<T>) {
+      v = static_cast<T>(d_.u8());
+    } else {
+      static_assert(codec_detail::kUnsupported<T>, "no decoding for this field type");
+    }
+  }
+  void finish() const { d_.finish(); }
+
+ private:
+  Decoder d_;
+};
+
+template <class Fields>
+std::string encode_record(const typename Fields::Record& r) {
+  FieldWriter w(Fields::kFormat);
+  Fields::visit(r, w);
+  return w.take();
+}
+
+// Throws Error(kCorrupt) naming Fields::kWhat on a wrong format byte,
+// truncation or trailing bytes.
+template <class Fields>
+typename Fields::Record decode_record(std::string_view v) {
+  FieldReader rd(v, Fields::kFormat, Fields::kWhat);
+  typename Fields::Record r;
+  Fields::visit(r, rd);
+  rd.finish();
+  return r;
+}
 
 // Big-endian so that RocksDB's bytewise order is numeric order; the sign bit
 // is flipped so negative timestamps sort before positive ones.

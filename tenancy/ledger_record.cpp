@@ -8,8 +8,36 @@
 
 namespace kvgate::tenancy {
 namespace {
-constexpr uint8_t kLedgerFormat = 1;
+
 constexpr size_t kMaxIdBytes = 256;
+
+// A ledger record's one field list, in on-disk order (codec.h). The finish
+// reason is checked by validate() before a record is written, not on read.
+struct LedgerFields {
+  using Record = LedgerRecord;
+  static constexpr uint8_t kFormat = 1;
+  static constexpr const char* kWhat = "ledger record";
+  template <class R, class Field>
+  static void visit(R& r, Field& f) {
+    f(r.request_id);
+    f(r.tenant_id);
+    f(r.key_id);
+    f(r.model);
+    f(r.arrival_ns);
+    f(r.first_token_ns);
+    f(r.finish_ns);
+    f(r.tokens.prompt_tokens);
+    f(r.tokens.cached_device);
+    f(r.tokens.cached_host);
+    f(r.tokens.cached_disk);
+    f(r.tokens.fresh_prefill);
+    f(r.tokens.cache_written);
+    f(r.tokens.output_tokens);
+    f(r.finish_reason);
+    f(r.cost_micros);
+  }
+};
+
 }  // namespace
 
 const char* finish_reason_name(FinishReason r) noexcept {
@@ -50,49 +78,9 @@ void validate(const LedgerRecord& r) {
   }
 }
 
-std::string encode_ledger_record(const LedgerRecord& r) {
-  return Encoder(kLedgerFormat)
-      .bytes(r.request_id)
-      .bytes(r.tenant_id)
-      .bytes(r.key_id)
-      .bytes(r.model)
-      .i64(r.arrival_ns)
-      .i64(r.first_token_ns)
-      .i64(r.finish_ns)
-      .u64(r.tokens.prompt_tokens)
-      .u64(r.tokens.cached_device)
-      .u64(r.tokens.cached_host)
-      .u64(r.tokens.cached_disk)
-      .u64(r.tokens.fresh_prefill)
-      .u64(r.tokens.cache_written)
-      .u64(r.tokens.output_tokens)
-      .u8(static_cast<uint8_t>(r.finish_reason))
-      .u64(r.cost_micros)
-      .take();
-}
+std::string encode_ledger_record(const LedgerRecord& r) { return encode_record<LedgerFields>(r); }
 
-LedgerRecord decode_ledger_record(std::string_view v) {
-  Decoder d(v, kLedgerFormat, "ledger record");
-  LedgerRecord r;
-  r.request_id = d.bytes();
-  r.tenant_id = d.bytes();
-  r.key_id = d.bytes();
-  r.model = d.bytes();
-  r.arrival_ns = d.i64();
-  r.first_token_ns = d.i64();
-  r.finish_ns = d.i64();
-  r.tokens.prompt_tokens = d.u64();
-  r.tokens.cached_device = d.u64();
-  r.tokens.cached_host = d.u64();
-  r.tokens.cached_disk = d.u64();
-  r.tokens.fresh_prefill = d.u64();
-  r.tokens.cache_written = d.u64();
-  r.tokens.output_tokens = d.u64();
-  r.finish_reason = static_cast<FinishReason>(d.u8());
-  r.cost_micros = d.u64();
-  d.finish();
-  return r;
-}
+LedgerRecord decode_ledger_record(std::string_view v) { return decode_record<LedgerFields>(v); }
 
 std::string ledger_time_key_prefix(std::string_view tenant_id, int64_t finish_ns) {
   std::string k(tenant_id);

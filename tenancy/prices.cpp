@@ -11,8 +11,22 @@
 namespace kvgate::tenancy {
 namespace {
 
-constexpr uint8_t kPlanFormat = 1;
 constexpr u128 kPerMillion = 1'000'000;
+
+// A price plan's one field list, in on-disk order (codec.h).
+struct PlanFields {
+  using Record = PricePlan;
+  static constexpr uint8_t kFormat = 1;
+  static constexpr const char* kWhat = "price plan";
+  template <class R, class Field>
+  static void visit(R& p, Field& f) {
+    f(p.id);
+    f(p.fresh_input_per_mtok);
+    f(p.cached_input_per_mtok);
+    f(p.cache_write_per_mtok);
+    f(p.output_per_mtok);
+  }
+};
 
 bool add128(u128 a, u128 b, u128* out) {
   const u128 s = a + b;  // unsigned: wraps by definition, detected below
@@ -59,26 +73,8 @@ uint64_t cost_micros(const PricePlan& plan, const TokenUsage& u) {
   return *c;
 }
 
-std::string encode_plan(const PricePlan& p) {
-  return Encoder(kPlanFormat)
-      .bytes(p.id)
-      .u64(p.fresh_input_per_mtok)
-      .u64(p.cached_input_per_mtok)
-      .u64(p.cache_write_per_mtok)
-      .u64(p.output_per_mtok)
-      .take();
-}
+std::string encode_plan(const PricePlan& p) { return encode_record<PlanFields>(p); }
 
-PricePlan decode_plan(std::string_view v) {
-  Decoder d(v, kPlanFormat, "price plan");
-  PricePlan p;
-  p.id = d.bytes();
-  p.fresh_input_per_mtok = d.u64();
-  p.cached_input_per_mtok = d.u64();
-  p.cache_write_per_mtok = d.u64();
-  p.output_per_mtok = d.u64();
-  d.finish();
-  return p;
-}
+PricePlan decode_plan(std::string_view v) { return decode_record<PlanFields>(v); }
 
 }  // namespace kvgate::tenancy

@@ -8,8 +8,32 @@
 
 namespace kvgate::tenancy {
 namespace {
-constexpr uint8_t kTenantFormat = 1;
-}
+
+// A tenant's one field list, in on-disk order (codec.h).
+struct TenantFields {
+  using Record = Tenant;
+  static constexpr uint8_t kFormat = 1;
+  static constexpr const char* kWhat = "tenant";
+  template <class R, class Field>
+  static void visit(R& t, Field& f) {
+    f(t.id);
+    f(t.name);
+    f(t.org_id);
+    f(t.status);
+    f(t.share_org_scope);
+    f(t.own_scope);
+    f(t.plan_id);
+    f(t.quotas.requests_per_minute);
+    f(t.quotas.tokens_per_minute);
+    f(t.quotas.max_concurrent_requests);
+    f(t.quotas.monthly_spend_cap_micros);
+    f(t.quotas.max_cached_kv_blocks);
+    f(t.quotas.cached_token_weight_permille);
+    f(t.created_ns);
+  }
+};
+
+}  // namespace
 
 void check_id(std::string_view id, const char* what) {
   bool ok = !id.empty() && id.size() <= 64;
@@ -24,45 +48,13 @@ void check_id(std::string_view id, const char* what) {
   }
 }
 
-std::string encode_tenant(const Tenant& t) {
-  return Encoder(kTenantFormat)
-      .bytes(t.id)
-      .bytes(t.name)
-      .bytes(t.org_id)
-      .u8(static_cast<uint8_t>(t.status))
-      .u8(t.share_org_scope ? 1 : 0)
-      .bytes(t.own_scope)
-      .bytes(t.plan_id)
-      .u64(t.quotas.requests_per_minute)
-      .u64(t.quotas.tokens_per_minute)
-      .u64(t.quotas.max_concurrent_requests)
-      .u64(t.quotas.monthly_spend_cap_micros)
-      .u64(t.quotas.max_cached_kv_blocks)
-      .u32(t.quotas.cached_token_weight_permille)
-      .i64(t.created_ns)
-      .take();
-}
+std::string encode_tenant(const Tenant& t) { return encode_record<TenantFields>(t); }
 
 Tenant decode_tenant(std::string_view v) {
-  Decoder d(v, kTenantFormat, "tenant");
-  Tenant t;
-  t.id = d.bytes();
-  t.name = d.bytes();
-  t.org_id = d.bytes();
-  const uint8_t status = d.u8();
-  if (status != 1 && status != 2) throw Error(ErrorCode::kCorrupt, "tenant: bad status");
-  t.status = static_cast<TenantStatus>(status);
-  t.share_org_scope = d.u8() != 0;
-  t.own_scope = d.bytes();
-  t.plan_id = d.bytes();
-  t.quotas.requests_per_minute = d.u64();
-  t.quotas.tokens_per_minute = d.u64();
-  t.quotas.max_concurrent_requests = d.u64();
-  t.quotas.monthly_spend_cap_micros = d.u64();
-  t.quotas.max_cached_kv_blocks = d.u64();
-  t.quotas.cached_token_weight_permille = d.u32();
-  t.created_ns = d.i64();
-  d.finish();
+  Tenant t = decode_record<TenantFields>(v);
+  if (t.status != TenantStatus::kActive && t.status != TenantStatus::kSuspended) {
+    throw Error(ErrorCode::kCorrupt, "tenant: bad status");
+  }
   return t;
 }
 

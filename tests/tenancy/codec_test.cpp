@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tenancy/api_keys.h"
+#include "tenancy/error.h"
 #include "tenancy/ledger_record.h"
 #include "tenancy/prices.h"
 #include "tenancy/tenant.h"
@@ -172,6 +173,46 @@ TEST(Codec, LedgerRecordBytesArePinned) {
       "dec0000000000000";                           // cost_micros
   EXPECT_EQ(hex(encode_ledger_record(sample_record())), pinned);
   EXPECT_EQ(decode_ledger_record(unhex(pinned)), sample_record());
+}
+
+// What each decoder refuses, and what it lets through, is part of the format.
+TEST(Codec, DecodersRefuseCorruptRecords) {
+  auto corrupt = [](auto decode, const std::string& v) {
+    try {
+      decode(v);
+      ADD_FAILURE() << "decoded " << hex(v);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+    }
+  };
+  const std::string plan = encode_plan(sample_plan());
+  corrupt(decode_plan, plan.substr(0, plan.size() - 1));
+  corrupt(decode_plan, plan + '\0');
+  corrupt(decode_plan, '\x02' + plan.substr(1));  // a format this build does not read
+
+  Tenant bad_status = sample_tenant();
+  bad_status.status = static_cast<TenantStatus>(3);
+  corrupt(decode_tenant, encode_tenant(bad_status));
+
+  ApiKeyInfo short_digest = sample_key();
+  short_digest.digest.pop_back();
+  corrupt(decode_api_key, encode_api_key(short_digest));
+
+  const std::string record = encode_ledger_record(sample_record());
+  corrupt(decode_ledger_record, record.substr(0, record.size() - 8));
+}
+
+TEST(Codec, DecodersAcceptWhatTheyAlwaysAccepted) {
+  // share_org_scope: any nonzero byte reads as true.
+  std::string v = encode_tenant(sample_tenant());
+  const size_t share_at = 1 + 3 * (4 + 4) + 1;  // format, id, name, org, status
+  ASSERT_EQ(v[share_at], '\x01');
+  v[share_at] = '\x07';
+  EXPECT_TRUE(decode_tenant(v).share_org_scope);
+  // The finish reason is range-checked when written (validate()), not read.
+  LedgerRecord r = sample_record();
+  r.finish_reason = static_cast<FinishReason>(9);
+  EXPECT_EQ(decode_ledger_record(encode_ledger_record(r)), r);
 }
 
 }  // namespace
