@@ -20,10 +20,9 @@
 #include <vector>
 
 #include "cache/hash128.h"
+#include "cache/ids.h"
 
 namespace kvgate::cache {
-
-using TokenId = int32_t;  // as the engine's
 
 struct ChainSeedInputs {
   ScopeId scope;                 // from the server's secret, never from the client

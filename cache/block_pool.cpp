@@ -1,7 +1,7 @@
 // The block pool's bookkeeping.
 //
-// Invariants (check_invariants() verifies them; debug builds after every
-// mutating call). Every block is in exactly one of four states:
+// Invariants (check_invariants() verifies them; with KVGATE_CHECK_INVARIANTS,
+// as in the sanitizer build, after every mutating call). Every block is in exactly one of four states:
 //
 //   free         refs == 0, !cached. On free_list_ (exactly once). Holds
 //                nothing anyone will read: allocate() hands these out first.
@@ -21,7 +21,8 @@
 // blocks; n_in_use_ counts refs >= 1, n_cached_free_ the cached-free blocks,
 // and free + in use + cached-free = all blocks. A referenced block is never
 // evicted: evict_victim() refuses a victim that is not cached-free, whatever
-// the policy says. Per-scope counters sum to the pool's.
+// the policy says. Per-tenant counters sum to the pool's; a block is charged
+// to the tenant that allocated it (its owner), whichever tenants share it.
 //
 // Thread ownership: the engine thread that owns the pool; no locks.
 #include "cache/block_pool.h"
@@ -30,12 +31,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "policies/lru_policy.h"
+#include "policies/eviction/lru_policy.h"
 
 namespace kvgate::cache {
 namespace {
-
-policies::ScopeKey scope_key(const ScopeId& s) { return {s.lo, s.hi}; }
 
 [[noreturn]] void broken(const std::string& what) { throw std::logic_error("block pool invariant: " + what); }
 
@@ -96,7 +95,7 @@ std::vector<BlockId> BlockPool::lookup(const ScopeId& scope, const BlockHash& se
 
 void BlockPool::reference_cached(BlockId b) {
   Block& blk = blocks_[b];
-  ScopeCacheStats& s = scope_stats(blk.owner);
+  TenantCacheStats& s = tenant_stats(blk.owner);
   if (blk.refs++ == 0) {
     --n_cached_free_;
     ++n_in_use_;
@@ -106,7 +105,7 @@ void BlockPool::reference_cached(BlockId b) {
   policy_->on_hit(b);
 }
 
-std::optional<BlockId> BlockPool::allocate(const ScopeId& scope) {
+std::optional<BlockId> BlockPool::allocate(TenantId owner) {
   BlockId b;
   if (!free_list_.empty()) {
     b = free_list_.back();
@@ -118,9 +117,9 @@ std::optional<BlockId> BlockPool::allocate(const ScopeId& scope) {
   }
   Block& blk = blocks_[b];
   blk.refs = 1;
-  blk.owner = scope;
+  blk.owner = owner;
   ++n_in_use_;
-  ++scope_stats(scope).blocks_in_use;
+  ++tenant_stats(owner).blocks_in_use;
   debug_check();
   return b;
 }
@@ -137,7 +136,7 @@ BlockId BlockPool::evict_victim() {
   policy_->on_remove(b);
   blk.cached = false;
   --n_cached_free_;
-  ScopeCacheStats& s = scope_stats(blk.owner);
+  TenantCacheStats& s = tenant_stats(blk.owner);
   --s.blocks_cached_free;
   ++s.evictions;
   return b;
@@ -152,14 +151,8 @@ bool BlockPool::commit(BlockId b, const BlockKey& key, std::span<const TokenId> 
   blk.cached = true;
   blk.key = key;
   std::ranges::copy(tokens, tokens_.begin() + static_cast<ptrdiff_t>(b) * block_size_);
-  // Charged to the scope it was committed under (the allocating request's).
-  ScopeCacheStats& from = scope_stats(blk.owner);
-  ScopeCacheStats& to = scope_stats(key.scope);
-  --from.blocks_in_use;
-  ++to.blocks_in_use;
-  ++to.blocks_stored;
-  blk.owner = key.scope;
-  policy_->on_insert(b, {key.depth, scope_key(key.scope), block_bytes_, policies::Tier::kDevice});
+  ++tenant_stats(blk.owner).blocks_stored;
+  policy_->on_insert(b, {key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
   emit(BlockEventKind::kStored, b);
   debug_check();
   return true;
@@ -171,7 +164,7 @@ void BlockPool::release(std::span<const BlockId> blocks) {
     if (blk.refs <= 0) throw std::logic_error("release: block " + std::to_string(b) + " is not referenced");
     if (--blk.refs > 0) continue;
     --n_in_use_;
-    ScopeCacheStats& s = scope_stats(blk.owner);
+    TenantCacheStats& s = tenant_stats(blk.owner);
     --s.blocks_in_use;
     if (blk.cached) {
       ++n_cached_free_;
@@ -184,8 +177,8 @@ void BlockPool::release(std::span<const BlockId> blocks) {
   debug_check();
 }
 
-void BlockPool::record_query(const ScopeId& scope, int64_t query_tokens, int64_t hit_tokens) {
-  ScopeCacheStats& s = scope_stats(scope);
+void BlockPool::record_query(TenantId tenant, int64_t query_tokens, int64_t hit_tokens) {
+  TenantCacheStats& s = tenant_stats(tenant);
   s.query_tokens += query_tokens;
   s.hit_tokens += hit_tokens;
 }
@@ -196,9 +189,9 @@ CacheStats BlockPool::stats() const {
   st.blocks_in_use = n_in_use_;
   st.blocks_cached_free = n_cached_free_;
   st.blocks_free = static_cast<int32_t>(free_list_.size());
-  st.scopes.assign(scopes_.begin(), scopes_.end());
-  std::ranges::sort(st.scopes, {}, &std::pair<ScopeId, ScopeCacheStats>::first);
-  for (const auto& [id, s] : st.scopes) {
+  st.tenants.assign(tenants_.begin(), tenants_.end());
+  std::ranges::sort(st.tenants, {}, &std::pair<TenantId, TenantCacheStats>::first);
+  for (const auto& [id, s] : st.tenants) {
     st.all.query_tokens += s.query_tokens;
     st.all.hit_tokens += s.hit_tokens;
     st.all.blocks_in_use += s.blocks_in_use;
@@ -212,11 +205,14 @@ CacheStats BlockPool::stats() const {
 void BlockPool::emit(BlockEventKind kind, BlockId b) {
   if (!listener_) return;
   const Block& blk = blocks_[b];
-  listener_->on_block_event({kind, b, blk.key.hash, blk.key.parent, blk.key.scope, blk.key.depth, tokens_of(b)});
+  // Depth 0's parent is the chain seed, derived from the secret scope: it
+  // never leaves the pool (invariant 7). Deeper parents are public links.
+  const BlockHash parent = blk.key.depth == 0 ? BlockHash{} : blk.key.parent;
+  listener_->on_block_event({kind, b, blk.key.hash, parent, blk.owner, blk.key.depth});
 }
 
 void BlockPool::debug_check() const {
-#ifndef NDEBUG
+#ifdef KVGATE_CHECK_INVARIANTS
   check_invariants();
 #endif
 }
@@ -229,20 +225,19 @@ void BlockPool::check_invariants() const {
     if (on_free_list[b]++) broken("block " + std::to_string(b) + " is on the free list twice");
   }
   int32_t in_use = 0, cached_free = 0, cached = 0;
-  std::unordered_map<ScopeId, std::pair<int64_t, int64_t>, Hash128Hasher> per_scope;  // in use, cached free
+  std::unordered_map<TenantId, std::pair<int64_t, int64_t>> per_tenant;  // in use, cached free
   for (BlockId b = 0; b < n; ++b) {
     const Block& blk = blocks_[b];
     const std::string who = "block " + std::to_string(b) + ": ";
     if (blk.refs < 0) broken(who + "negative reference count");
     const bool free = blk.refs == 0 && !blk.cached;
     if (free != static_cast<bool>(on_free_list[b])) broken(who + (free ? "free but not on the free list" : "on the free list but not free"));
-    if (blk.refs > 0) ++in_use, ++per_scope[blk.owner].first;
+    if (blk.refs > 0) ++in_use, ++per_tenant[blk.owner].first;
     if (blk.cached) {
       ++cached;
       auto it = index_.find(blk.key.hash);
       if (it == index_.end() || it->second != b) broken(who + "cached but not indexed under its hash");
-      if (blk.owner != blk.key.scope) broken(who + "charged to a scope other than its own");
-      if (blk.refs == 0) ++cached_free, ++per_scope[blk.owner].second;
+      if (blk.refs == 0) ++cached_free, ++per_tenant[blk.owner].second;
     }
   }
   if (static_cast<size_t>(cached) != index_.size()) broken("the index holds blocks that are not cached");
@@ -252,13 +247,13 @@ void BlockPool::check_invariants() const {
     broken("the policy has " + std::to_string(policy_->candidates()) + " candidates, the pool " + std::to_string(cached_free) +
            " evictable blocks");
   if (static_cast<int64_t>(free_list_.size()) + in_use + cached_free != n) broken("states do not add up to the pool size");
-  for (const auto& [scope, s] : scopes_) {
-    auto it = per_scope.find(scope);
-    const auto want = it == per_scope.end() ? std::pair<int64_t, int64_t>{0, 0} : it->second;
-    if (s.blocks_in_use != want.first || s.blocks_cached_free != want.second) broken("per-scope block counts drifted");
+  for (const auto& [tenant, s] : tenants_) {
+    auto it = per_tenant.find(tenant);
+    const auto want = it == per_tenant.end() ? std::pair<int64_t, int64_t>{0, 0} : it->second;
+    if (s.blocks_in_use != want.first || s.blocks_cached_free != want.second) broken("per-tenant block counts drifted");
   }
-  for (const auto& [scope, counts] : per_scope)
-    if (!scopes_.contains(scope)) broken("a scope holds blocks but has no counters");
+  for (const auto& [tenant, counts] : per_tenant)
+    if (!tenants_.contains(tenant)) broken("a tenant holds blocks but has no counters");
 }
 
 }  // namespace kvgate::cache

@@ -22,7 +22,7 @@
 #include "cache/block_hash.h"
 #include "cache/cache_stats.h"
 #include "cache/hash128.h"
-#include "policies/eviction_policy.h"
+#include "policies/eviction/eviction_policy.h"
 
 namespace kvgate::cache {
 
@@ -64,9 +64,10 @@ class BlockPool {
   int32_t match_length(const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
                        std::span<const TokenId> tokens) const;
 
-  // A private block (one reference, not cached) for `scope`: a free one, else
-  // the policy's victim, evicted. Nothing when every block is referenced.
-  std::optional<BlockId> allocate(const ScopeId& scope);
+  // A private block (one reference, not cached), charged to `owner`: a free
+  // one, else the policy's victim, evicted. Nothing when every block is
+  // referenced.
+  std::optional<BlockId> allocate(TenantId owner);
 
   // Enters a private block whose K/V is complete into the index under `key`;
   // `tokens` are its block_size tokens. From now on the block is immutable.
@@ -81,7 +82,7 @@ class BlockPool {
   void release(std::span<const BlockId> blocks);
 
   // The engine's count of prompt tokens looked up and served from the cache.
-  void record_query(const ScopeId& scope, int64_t query_tokens, int64_t hit_tokens);
+  void record_query(TenantId tenant, int64_t query_tokens, int64_t hit_tokens);
 
   CacheStats stats() const;
   void set_listener(BlockEventListener* listener) { listener_ = listener; }
@@ -99,7 +100,7 @@ class BlockPool {
   struct Block {
     int32_t refs = 0;
     bool cached = false;
-    ScopeId owner;  // the scope its counters are charged to
+    TenantId owner = 0;  // the tenant its counters are charged to: who allocated it
     BlockKey key;   // valid while cached
   };
 
@@ -110,7 +111,7 @@ class BlockPool {
   void reference_cached(BlockId b);
   BlockId evict_victim();
   void emit(BlockEventKind kind, BlockId b);
-  ScopeCacheStats& scope_stats(const ScopeId& s) { return scopes_[s]; }
+  TenantCacheStats& tenant_stats(TenantId t) { return tenants_[t]; }
   void debug_check() const;
 
   const int32_t block_size_;
@@ -121,7 +122,7 @@ class BlockPool {
   std::vector<BlockId> free_list_; // a stack: the most recently freed block is reused first
   std::unordered_map<BlockHash, BlockId, Hash128Hasher> index_;
   int32_t n_in_use_ = 0, n_cached_free_ = 0;
-  std::unordered_map<ScopeId, ScopeCacheStats, Hash128Hasher> scopes_;
+  std::unordered_map<TenantId, TenantCacheStats> tenants_;
   BlockEventListener* listener_ = nullptr;
 };
 

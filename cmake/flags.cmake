@@ -11,6 +11,14 @@ if(CMAKE_BUILD_TYPE STREQUAL "Release")
   target_compile_options(kvgate_options INTERFACE -O3)
 endif()
 
+# check_invariants() after every mutating BlockPool call and every
+# Scheduler step: on in the sanitizer build, off in Release (it is linear in
+# the pool size).
+option(KVGATE_CHECK_INVARIANTS "Check cache and scheduler invariants after every mutation" ${KVGATE_SANITIZE})
+if(KVGATE_CHECK_INVARIANTS)
+  target_compile_definitions(kvgate_options INTERFACE KVGATE_CHECK_INVARIANTS)
+endif()
+
 if(KVGATE_SANITIZE)
   set(KVGATE_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_compile_options(kvgate_options INTERFACE ${KVGATE_SAN_FLAGS})

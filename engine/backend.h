@@ -1,26 +1,30 @@
-// Backend: where the forward pass runs. Owns the device KV pool's memory.
+// Backend: where the forward pass runs. Owns the weights' device copy and
+// the device KV pool's memory.
 //
-// The CPU backend is the reference; the CUDA backend implements the same
-// interface and is tested against it. A backend is driven by one thread (the
-// engine loop); it is not itself thread-safe.
+// The seam between the engine and its backends, header-only so that the
+// CUDA backend in kernels/ implements it without depending on the engine's
+// libraries (only on this header, batch.h, model_config.h and kv_layout.h).
+// The CPU backend is the reference; every other backend is tested against
+// it. Which one runs is chosen at run time (backend_registry.h).
+//
+// Thread ownership: a backend is driven by one thread (the engine loop); it
+// is not itself thread-safe.
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "engine/batch.h"
+#include "engine/kv_layout.h"
 #include "engine/model_config.h"
 
 namespace kvgate {
 
-class Model;
-
 struct BackendOptions {
-  int32_t block_size = 16;        // tokens per KV block
-  int64_t kv_budget_bytes = 0;    // KV pool size; 0 = enough for one full context
+  int32_t block_size = 16;      // tokens per KV block
+  int64_t kv_budget_bytes = 0;  // KV pool size; 0 = enough for one full context
 };
 
 class Backend {
@@ -29,8 +33,14 @@ class Backend {
 
   virtual std::string_view name() const = 0;
   virtual const ModelConfig& config() const = 0;
-  virtual int32_t block_size() const = 0;
-  virtual int32_t num_blocks() const = 0;
+  // The K/V element type and block layout: part of the cache identity.
+  virtual KvLayout kv_layout() const = 0;
+  // Computed once, at construction, by kv_capacity().
+  virtual const KvCapacity& kv_capacity() const = 0;
+
+  int32_t block_size() const { return kv_capacity().block_size; }
+  int32_t num_blocks() const { return kv_capacity().num_blocks; }
+  size_t block_bytes() const { return static_cast<size_t>(kv_capacity().block_bytes); }
 
   // Runs one step (see batch.h). Throws kvgate::Error on an inconsistent
   // batch (position past the context, block table too short, bad block id,
@@ -38,8 +48,8 @@ class Backend {
   virtual void forward(std::span<const SequenceStep> batch, Logits& out) = 0;
 
   // Whole-block copies between the device pool and host memory, for the
-  // cache tiers. A block's bytes are opaque outside the backend.
-  virtual size_t block_bytes() const = 0;
+  // cache tiers, in kv_layout()'s arrangement. The cache reaches them
+  // through cache::BlockCopier (sched/backend_block_copier.h adapts).
   virtual void copy_block_to_host(BlockId block, std::span<std::byte> dst) const = 0;
   virtual void copy_block_from_host(BlockId block, std::span<const std::byte> src) = 0;
 
@@ -53,7 +63,5 @@ class Backend {
     copy_block_from_host(dst, buf);
   }
 };
-
-std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Model> model, const BackendOptions& opt);
 
 }  // namespace kvgate

@@ -7,18 +7,16 @@
 // p % B). The backend writes the new tokens' K/V into those slots and attends
 // over all earlier positions through the same table. Blocks that hold only
 // earlier positions are read, never written: that is what lets the prefix
-// cache share them between sequences.
+// cache share them between sequences. Header-only: part of the Backend seam.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "engine/token.h"
+#include "cache/ids.h"
 
 namespace kvgate {
-
-using BlockId = int32_t;
 
 enum class LogitsWanted : uint8_t { kNone, kLast, kAll };
 
@@ -40,8 +38,22 @@ class Logits {
     return {data_.data() + static_cast<size_t>(r) * vocab_, static_cast<size_t>(vocab_)};
   }
 
-  // For backends: sizes the buffer for `batch` and returns the row offsets.
-  void reset(std::span<const SequenceStep> batch, int32_t vocab);
+  // For backends: sizes the buffer for `batch` and sets the row offsets.
+  void reset(std::span<const SequenceStep> batch, int32_t vocab) {
+    vocab_ = vocab;
+    first_row_.clear();
+    seq_rows_.clear();
+    total_rows_ = 0;
+    for (const SequenceStep& s : batch) {
+      const int32_t n = s.logits == LogitsWanted::kNone   ? 0
+                        : s.logits == LogitsWanted::kLast ? 1
+                                                          : static_cast<int32_t>(s.tokens.size());
+      first_row_.push_back(total_rows_);
+      seq_rows_.push_back(n);
+      total_rows_ += n;
+    }
+    data_.resize(static_cast<size_t>(total_rows_) * vocab_);
+  }
   float* row_data(int32_t r) { return data_.data() + static_cast<size_t>(r) * vocab_; }
   int32_t first_row(size_t seq) const { return first_row_[seq]; }
   int32_t total_rows() const { return total_rows_; }

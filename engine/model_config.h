@@ -1,12 +1,11 @@
-// The shape of a Llama-architecture model, read from GGUF metadata.
+// The shape of a Llama-architecture model. Plain data, header-only: part of
+// the Backend seam. Read from a GGUF file by model/gguf_config.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 namespace kvgate {
-
-class GgufFile;
 
 struct ModelConfig {
   std::string arch;        // "llama"
@@ -23,18 +22,14 @@ struct ModelConfig {
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
 
-  // Reads and validates llama.* metadata; throws kvgate::Error naming the
-  // key or the inconsistency (e.g. heads not dividing dim).
-  static ModelConfig from_gguf(const GgufFile& f);
-
   int32_t kv_dim() const { return n_kv_heads * head_dim; }
   int32_t group_size() const { return n_heads / n_kv_heads; }
-  // 2 (K and V) x layers x kv_heads x head_dim x bytes per element.
-  int64_t kv_bytes_per_token(int64_t bytes_per_element) const {
-    return 2LL * n_layers * n_kv_heads * head_dim * bytes_per_element;
-  }
   // Weights of the transformer (embedding and output head included).
-  int64_t parameter_count() const;
+  int64_t parameter_count() const {
+    const int64_t d = dim, kv = kv_dim(), ff = ffn_dim;
+    const int64_t per_layer = 2 * d * d + 2 * d * kv + 3 * d * ff + 2 * d;
+    return n_layers * per_layer + 2 * static_cast<int64_t>(vocab_size) * d + d;
+  }
 };
 
 }  // namespace kvgate

@@ -1,5 +1,6 @@
-// A generation request as the scheduler takes it, and what it reports
-// when the request ends.
+// A generation request as the engine takes it, and what it reports when the
+// request ends: the engine's public vocabulary, with finish_reason.h and
+// submitter.h.
 //
 // Token ids in, token ids out: tokenizing, chat templates and stop strings
 // belong to the caller (the gateway), which cancels a request when its text
@@ -7,28 +8,32 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cache/hash128.h"
-#include "engine/sampler.h"
-#include "engine/stop_condition.h"
-#include "engine/token.h"
+#include "cache/ids.h"
+#include "engine/finish_reason.h"
+#include "engine/sampling/sampling_params.h"
+#include "policies/ids.h"
 
 namespace kvgate {
-
-using RequestId = uint64_t;
 
 struct Request {
   Tokens prompt;                  // already tokenized (BOS included if wanted); at least one token
   SamplingParams sampling;
-  int32_t max_tokens = 0;         // 0 = as many as the context has room for
+  // 0 = as many as the context has room for; more than the room left after
+  // the prompt is refused (the OpenAI API answers 400), never clamped.
+  int32_t max_tokens = 0;
   std::vector<TokenId> stop_ids;  // end the generation (not part of the output)
   bool ignore_eos = false;        // else the scheduler's EOS id is a stop id too
   // Prefix cache keying: the scope is assigned by the server (per tenant,
-  // from its secret), never taken from the client; the salt is the client's
-  // optional cache_salt, which narrows reuse inside the scope.
-  cache::ScopeId scope;
+  // from its secret), never taken from the client. There is no default: a
+  // request without a scope is refused, so no caller can put every tenant
+  // into one scope by forgetting it. The salt is the client's optional
+  // cache_salt, which narrows reuse inside the scope.
+  std::optional<cache::ScopeId> scope;
   std::string cache_salt;
   bool use_cache = true;          // false: neither reuse cached blocks nor cache this request's
 };
@@ -44,12 +49,13 @@ struct Request {
 struct RequestResult {
   RequestId id = 0;
   Tokens output;                  // generated ids (a stop id is not included)
-  FinishReason finish = FinishReason::kNone;  // kNone when cancelled
-  bool cancelled = false;
+  FinishReason finish = FinishReason::kStop;
   int32_t prompt_tokens = 0;
   int32_t cached_tokens = 0;
   int32_t fresh_prefill_tokens = 0;
-  int32_t blocks_written = 0;     // blocks this request committed to the cache
+  // Tokens this request wrote into the cache (committed blocks x block
+  // size), in tokens as tenancy bills them.
+  int32_t cache_written_tokens = 0;
   // The scheduler's preemptions: each freed the request's blocks and later
   // recomputed what the cache no longer held. The accounting above is that
   // of the first admission; recomputed tokens are the engine's cost, not

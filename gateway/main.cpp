@@ -3,7 +3,7 @@
 #include <exception>
 
 #include "engine/error.h"
-#include "gateway/commands.h"
+#include "gateway/cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kvgate: a prefix-caching LLM gateway with its own inference engine"};

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "engine/synthetic_model.h"
+#include "engine/model/synthetic_model.h"
 
 namespace kvgate {
 

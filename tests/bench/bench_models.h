@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/tensor_type.h"
+#include "engine/model/tensor_type.h"
 
 namespace kvgate {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "engine/token.h"
+#include "cache/ids.h"
 
 namespace kvgate {
 

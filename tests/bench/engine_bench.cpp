@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.h"
-#include "engine/model.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/model/model.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
@@ -87,7 +87,7 @@ Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, i
   // run is the machine's capability, as STREAM reports it).
   constexpr int32_t kReps = 3;
   const int32_t blocks_per_seq = (context + kReps * steps + 1 + opt.block_size - 1) / opt.block_size;
-  opt.kv_budget_bytes = c.kv_bytes_per_token(sizeof(float)) * opt.block_size * blocks_per_seq * batch;
+  opt.kv_budget_bytes = kv_bytes_per_token(c, KvType::kF32) * opt.block_size * blocks_per_seq * batch;
   auto be = make_cpu_backend(model, opt);
   std::vector<std::vector<BlockId>> tables(static_cast<size_t>(batch));
   std::vector<Tokens> prompts(static_cast<size_t>(batch));
@@ -113,7 +113,7 @@ Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, i
   }
   // Bytes a step must read: every weight matrix once, the embedding rows,
   // and each sequence's K/V so far.
-  const double kv = static_cast<double>(c.kv_bytes_per_token(sizeof(float))) * (context + kReps * steps / 2.0) * batch;
+  const double kv = static_cast<double>(kv_bytes_per_token(c, KvType::kF32)) * (context + kReps * steps / 2.0) * batch;
   const double bytes = static_cast<double>(model->weights().matrix_bytes()) + kv;
   const double gbps = bytes * steps / secs / 1e9;
   return {label, "decode", batch, batch * steps / secs, gbps, lim.read_gbps, "GB/s"};

@@ -24,10 +24,10 @@
 
 #include "cache/block_hash.h"
 #include "cache/block_pool.h"
-#include "engine/backend.h"
-#include "engine/model.h"
-#include "engine/model_fingerprint.h"
-#include "engine/scheduler.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/model/model_fingerprint.h"
+#include "engine/sched/scheduler.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
@@ -93,10 +93,10 @@ int main(int argc, char** argv) {
   auto model = Model::load(bench_model_110m(models_dir, shared, TensorType::F32));
   const ModelConfig& c = model->config();
   auto t0 = Clock::now();
-  const cache::ModelFingerprint fp = model_fingerprint(*model);
+  const cache::ModelFingerprint fp = model_fingerprint(*model, KvLayout{KvType::kF32});
   const double fp_s = seconds_since(t0);
   t0 = Clock::now();
-  (void)model_fingerprint(*model);
+  (void)model_fingerprint(*model, KvLayout{KvType::kF32});
   const double fp_warm_s = seconds_since(t0);
   std::printf("Model: ~110M f32 (%d layers, dim %d, %d/%d heads, context %d); OpenBLAS sgemm peak %.1f GFLOP/s. "
               "Model fingerprint (once per load): %.0f ms first, %.0f ms with the file in the page cache.\n\n",
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   // Room for a few 2,048-token requests' blocks; LRU keeps the shared prefix.
   BackendOptions bo;
   bo.block_size = kBlock;
-  bo.kv_budget_bytes = c.kv_bytes_per_token(sizeof(float)) * kBlock * 512;
+  bo.kv_budget_bytes = kv_bytes_per_token(c, KvType::kF32) * kBlock * 512;
   SchedulerOptions so;
   so.model = fp;
   so.max_step_tokens = kStepTokens;
@@ -140,9 +140,9 @@ int main(int argc, char** argv) {
   const cache::BlockHash seed = cache::chain_seed({kScope, fp, kBlock, ""});
   std::vector<cache::BlockHash> chain;
   cache::extend_chain(chain, seed, prompt, kBlock);
-  std::vector<cache::BlockId> held;
+  std::vector<BlockId> held;
   for (size_t i = 0; i < chain.size(); ++i) {
-    const cache::BlockId b = *pool.allocate(kScope);
+    const BlockId b = *pool.allocate(1);
     pool.commit(b, {chain[i], i == 0 ? seed : chain[i - 1], kScope, static_cast<int32_t>(i)},
                 std::span(prompt).subspan(i * kBlock, kBlock));
     held.push_back(b);
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
     hash_ns.push_back(seconds_since(t) * 1e9 / reps / kPrompt);
     t = Clock::now();
     for (int i = 0; i < reps; ++i) {
-      std::vector<cache::BlockId> hits = pool.lookup(kScope, seed, chain, prompt);
+      std::vector<BlockId> hits = pool.lookup(kScope, seed, chain, prompt);
       std::reverse(hits.begin(), hits.end());
       pool.release(hits);
     }

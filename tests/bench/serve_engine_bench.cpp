@@ -23,9 +23,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/engine.h"
-#include "engine/model.h"
-#include "engine/model_fingerprint.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/sched/engine.h"
+#include "engine/model/model.h"
+#include "engine/model/model_fingerprint.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
@@ -53,7 +54,7 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
   BackendOptions bo;
   bo.block_size = kBlock;
   // Room for every request of the level at once, plus a spare block each.
-  bo.kv_budget_bytes = c.kv_bytes_per_token(sizeof(float)) * kBlock *
+  bo.kv_budget_bytes = kv_bytes_per_token(c, KvType::kF32) * kBlock *
                        (static_cast<int64_t>(conc) * ((kPrompt + kOutput) / kBlock + 2) + 8);
   SchedulerOptions so;
   so.model = fp;
@@ -61,7 +62,7 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
   so.max_step_tokens = budget;
   Engine engine(make_cpu_backend(model, bo), std::move(so));
   std::vector<Completion> done(static_cast<size_t>(n_req));
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   std::vector<std::thread> clients;
   for (int k = 0; k < conc; ++k)
     clients.emplace_back([&, k] {
@@ -79,7 +80,7 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
       }
     });
   for (auto& t : clients) t.join();
-  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(SteadyClock::now() - t0).count();
   std::vector<double> ttft, itl;
   int64_t out = 0;
   for (const Completion& d : done) {
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
 
   std::printf("# Serving engine: continuous batching, chunked prefill on/off\n\n%s\n\n", machine_summary().c_str());
   auto model = Model::load(bench_model_110m(models_dir, shared, TensorType::F32));
-  const cache::ModelFingerprint fp = model_fingerprint(*model);
+  const cache::ModelFingerprint fp = model_fingerprint(*model, KvLayout{KvType::kF32});
   std::printf("Model: ~110M f32, CPU backend. Prompts %d tokens (random, no prefix hits), outputs %d tokens. "
               "Chunked: max_step_tokens %d (and %d at c >= 16); unchunked: %d (a prompt runs whole). "
               "Requests per level: 4 at c = 1, "

@@ -19,11 +19,11 @@
 #include <thread>
 #include <vector>
 
-#include "engine/backend.h"
-#include "engine/model.h"
-#include "engine/tokenizer.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/tokenizer/tokenizer.h"
 #include "tests/bench/bench_models.h"
-#include "engine/utf8.h"
+#include "engine/tokenizer/utf8.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {

@@ -7,13 +7,15 @@
 #include <vector>
 
 #include "cache/block_pool.h"
-#include "policies/lru_policy.h"
+#include "policies/eviction/lru_policy.h"
 
 namespace kvgate::cache {
 namespace {
 
 constexpr int32_t kB = 4;
 const ScopeId kScopeA{1, 0}, kScopeB{2, 0};
+// The non-secret label the pool charges a scope's blocks to (tenant 1, 2).
+TenantId tenant_of(const ScopeId& s) { return s.lo; }
 
 struct Chain {
   Hash128 seed;
@@ -32,7 +34,7 @@ Chain make_chain(const ScopeId& scope, std::vector<TokenId> tokens, std::string_
 std::vector<BlockId> write_chain(BlockPool& pool, const ScopeId& scope, const Chain& c) {
   std::vector<BlockId> blocks;
   for (size_t i = 0; i < c.hashes.size(); ++i) {
-    auto b = pool.allocate(scope);
+    auto b = pool.allocate(tenant_of(scope));
     EXPECT_TRUE(b.has_value());
     blocks.push_back(*b);
     BlockKey key{c.hashes[i], i == 0 ? c.seed : c.hashes[i - 1], scope, static_cast<int32_t>(i)};
@@ -116,7 +118,7 @@ TEST(BlockPool, DuplicateCommitLeavesTheBlockPrivate) {
   BlockPool pool(8, kB, 100);
   Chain c = make_chain(kScopeA, {1, 2, 3, 4});
   auto first = write_chain(pool, kScopeA, c);
-  auto b = pool.allocate(kScopeA);
+  auto b = pool.allocate(tenant_of(kScopeA));
   ASSERT_TRUE(b);
   EXPECT_FALSE(pool.commit(*b, {c.hashes[0], c.seed, kScopeA, 0}, c.tokens));
   EXPECT_FALSE(pool.is_cached(*b));
@@ -131,7 +133,7 @@ TEST(BlockPool, EvictsTheTailOfAReleasedChainFirst) {
   Chain c = make_chain(kScopeA, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
   auto blocks = write_chain(pool, kScopeA, c);  // all four blocks
   release_tail_first(pool, blocks);
-  auto b = pool.allocate(kScopeB);
+  auto b = pool.allocate(tenant_of(kScopeB));
   ASSERT_TRUE(b);
   EXPECT_EQ(*b, blocks[3]);
   EXPECT_EQ(pool.lookup(kScopeA, c.seed, c.hashes, c.tokens).size(), 3u);  // the head survives
@@ -143,10 +145,10 @@ TEST(BlockPool, AllocateFailsRatherThanEvictReferencedBlocks) {
   BlockPool pool(2, kB, 100);
   Chain c = make_chain(kScopeA, {1, 2, 3, 4, 5, 6, 7, 8});
   auto blocks = write_chain(pool, kScopeA, c);
-  EXPECT_EQ(pool.allocate(kScopeA), std::nullopt);
+  EXPECT_EQ(pool.allocate(tenant_of(kScopeA)), std::nullopt);
   pool.release({&blocks[1], 1});
-  EXPECT_EQ(pool.allocate(kScopeA), blocks[1]);
-  EXPECT_EQ(pool.allocate(kScopeA), std::nullopt);
+  EXPECT_EQ(pool.allocate(tenant_of(kScopeA)), blocks[1]);
+  EXPECT_EQ(pool.allocate(tenant_of(kScopeA)), std::nullopt);
 }
 
 // A policy that names a referenced block: the pool must refuse it.
@@ -167,7 +169,7 @@ TEST(BlockPool, RefusesAVictimThatIsReferenced) {
   Chain c = make_chain(kScopeA, {1, 2, 3, 4, 5, 6, 7, 8});
   auto blocks = write_chain(pool, kScopeA, c);  // block 0 referenced
   pool.release({&blocks[1], 1});                 // block 1 evictable
-  EXPECT_THROW(pool.allocate(kScopeA), std::logic_error);
+  EXPECT_THROW(pool.allocate(tenant_of(kScopeA)), std::logic_error);
   EXPECT_EQ(pool.ref_count(blocks[0]), 1);
   EXPECT_TRUE(pool.is_cached(blocks[0]));
 }
@@ -175,14 +177,12 @@ TEST(BlockPool, RefusesAVictimThatIsReferenced) {
 struct EventLog final : BlockEventListener {
   void on_block_event(const BlockEvent& e) override {
     events.push_back(e);
-    tokens.emplace_back(e.tokens.begin(), e.tokens.end());
     if (pool && e.kind == BlockEventKind::kRemoved) {
       EXPECT_EQ(pool->ref_count(e.block), 0);
     }
   }
   const BlockPool* pool = nullptr;
   std::vector<BlockEvent> events;
-  std::vector<std::vector<TokenId>> tokens;
 };
 
 TEST(BlockPool, EmitsStoredAndRemovedEvents) {
@@ -195,33 +195,64 @@ TEST(BlockPool, EmitsStoredAndRemovedEvents) {
   ASSERT_EQ(log.events.size(), 2u);
   EXPECT_EQ(log.events[0].kind, BlockEventKind::kStored);
   EXPECT_EQ(log.events[0].hash, c.hashes[0]);
-  EXPECT_EQ(log.events[0].parent, c.seed);
+  EXPECT_EQ(log.events[0].parent, BlockHash{});  // the seed stays in the pool
+  EXPECT_EQ(log.events[0].tenant, tenant_of(kScopeA));
   EXPECT_EQ(log.events[1].parent, c.hashes[0]);
   EXPECT_EQ(log.events[1].depth, 1);
-  EXPECT_EQ(log.tokens[1], (std::vector<TokenId>{5, 6, 7, 8}));
-  ASSERT_TRUE(pool.allocate(kScopeB));
+  ASSERT_TRUE(pool.allocate(tenant_of(kScopeB)));
   ASSERT_EQ(log.events.size(), 3u);
   EXPECT_EQ(log.events[2].kind, BlockEventKind::kRemoved);
   EXPECT_EQ(log.events[2].hash, c.hashes[1]);
 }
 
-TEST(BlockPool, CountsPerScope) {
+// Invariant 7: an event carries the scope-chained hashes and the tenant's
+// label, never the secret scope, the chain seed derived from it, or the
+// block's token ids. Searches every event's bytes for each of them.
+TEST(BlockPool, EventsCarryNoScopeSeedOrTokens) {
+  const ScopeId scope{0x5ec7e75c0be5ec7eull, 0x0123456789abcdefull};
+  BlockPool pool(4, kB, 100);
+  EventLog log;
+  pool.set_listener(&log);
+  Chain c = make_chain(scope, {70001, 70002, 70003, 70004, 70005, 70006, 70007, 70008});
+  std::vector<BlockId> blocks;
+  for (size_t i = 0; i < c.hashes.size(); ++i) {
+    blocks.push_back(*pool.allocate(7));
+    pool.commit(blocks.back(), {c.hashes[i], i == 0 ? c.seed : c.hashes[i - 1], scope, static_cast<int32_t>(i)},
+                std::span(c.tokens).subspan(i * kB, kB));
+  }
+  ASSERT_EQ(log.events.size(), 2u);
+  auto contains = [](const BlockEvent& e, const void* needle, size_t n) {
+    const auto* hay = reinterpret_cast<const unsigned char*>(&e);
+    return std::search(hay, hay + sizeof e, static_cast<const unsigned char*>(needle),
+                       static_cast<const unsigned char*>(needle) + n) != hay + sizeof e;
+  };
+  for (const BlockEvent& e : log.events) {
+    EXPECT_FALSE(contains(e, &scope.lo, 8)) << "the secret scope is in an event";
+    EXPECT_FALSE(contains(e, &scope.hi, 8)) << "the secret scope is in an event";
+    EXPECT_FALSE(contains(e, &c.seed.lo, 8)) << "the chain seed is in an event";
+    for (TokenId t : c.tokens) EXPECT_FALSE(contains(e, &t, sizeof t)) << "token " << t << " is in an event";
+    EXPECT_EQ(e.tenant, 7u);
+  }
+  release_tail_first(pool, blocks);
+}
+
+TEST(BlockPool, CountsPerTenantLabel) {
   BlockPool pool(8, kB, 100);
   Chain a = make_chain(kScopeA, {1, 2, 3, 4, 5, 6, 7, 8});
   auto held = write_chain(pool, kScopeA, a);
   Chain b = make_chain(kScopeB, {1, 2, 3, 4});
   release_tail_first(pool, write_chain(pool, kScopeB, b));
-  pool.record_query(kScopeA, 10, 8);
-  pool.record_query(kScopeA, 5, 0);
+  pool.record_query(tenant_of(kScopeA), 10, 8);
+  pool.record_query(tenant_of(kScopeA), 5, 0);
   CacheStats st = pool.stats();
-  ASSERT_EQ(st.scopes.size(), 2u);
-  EXPECT_EQ(st.scopes[0].first, kScopeA);
-  const ScopeCacheStats& sa = st.scopes[0].second;
+  ASSERT_EQ(st.tenants.size(), 2u);
+  EXPECT_EQ(st.tenants[0].first, tenant_of(kScopeA));
+  const TenantCacheStats& sa = st.tenants[0].second;
   EXPECT_EQ(sa.query_tokens, 15);
   EXPECT_EQ(sa.hit_tokens, 8);
   EXPECT_EQ(sa.blocks_in_use, 2);
   EXPECT_EQ(sa.blocks_stored, 2);
-  const ScopeCacheStats& sb = st.scopes[1].second;
+  const TenantCacheStats& sb = st.tenants[1].second;
   EXPECT_EQ(sb.blocks_in_use, 0);
   EXPECT_EQ(sb.blocks_cached_free, 1);
   EXPECT_EQ(st.all.blocks_stored, 3);
@@ -260,7 +291,7 @@ TEST(BlockPool, RandomOperationsNeverEvictAReferencedBlock) {
         for (BlockId b : l.blocks) l.keys.push_back({true, pool.key(b)});
         bool ok = true;
         for (size_t i = l.blocks.size(); i < (toks.size() + kB - 1) / kB; ++i) {
-          auto b = pool.allocate(scope);
+          auto b = pool.allocate(tenant_of(scope));
           if (!b) {
             ok = false;
             break;

@@ -5,7 +5,7 @@
 #include <span>
 
 #include "engine/error.h"
-#include "engine/gguf.h"
+#include "engine/model/gguf.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "engine/error.h"
-#include "engine/gpt2_byte_map.h"
-#include "engine/pre_tokenizer.h"
-#include "engine/stream_decoder.h"
-#include "engine/tokenizer.h"
-#include "engine/utf8.h"
+#include "engine/tokenizer/gpt2_byte_map.h"
+#include "engine/tokenizer/pre_tokenizer.h"
+#include "engine/text/stream_decoder.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/tokenizer/utf8.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/gguf.h"
-#include "engine/gguf_writer.h"
+#include "engine/model/gguf.h"
+#include "engine/model/gguf_writer.h"
 #include "tests/shared_data.h"
 
 namespace kvgate {

@@ -1,0 +1,40 @@
+// Paged attention on the CPU: one token's query heads against every earlier
+// position of its sequence, read through the block table.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/batch.h"
+#include "engine/cpu/kv_pool.h"
+
+namespace kvgate {
+
+struct AttentionShape {
+  int32_t head_dim;
+  int32_t group;  // query heads per KV head (GQA)
+};
+
+// For the `group` query heads in q (contiguous, head_dim each) that share KV
+// head `kv_head`: out = softmax(q K^T / sqrt(head_dim)) V over positions
+// [0, n_ctx). `scores` is scratch, resized as needed.
+void attend(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
+            const AttentionShape& shape, const float* q, float* out, std::vector<float>& scores);
+
+// Queries at least this many tokens long use attend_rows.
+inline constexpr int32_t kAttendRowsMin = 16;
+
+// The same for a run of n consecutive tokens of one sequence, at positions
+// [start_pos, start_pos + n), as matrix products: K and V of the positions
+// the run can see are gathered out of their blocks once, then scores = Q K^T
+// and out = softmax(scores, causal) V run as sgemm. Row i of q and out holds
+// token i's heads; consecutive rows are `row_stride` floats apart.
+struct AttendRowsScratch {
+  std::vector<float> k, v, scores;
+};
+void attend_rows(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t start_pos, int32_t n,
+                 int32_t kv_head, const AttentionShape& shape, const float* q, float* out, int64_t row_stride,
+                 AttendRowsScratch& scratch);
+
+}  // namespace kvgate

@@ -1,0 +1,244 @@
+// The CPU backend: the reference forward pass of a Llama model over a paged
+// KV cache. One step flattens every sequence's new tokens into one activation
+// matrix X [T][dim], so the linear layers of a prefill and of a batch of
+// decodes are the same matrix products; only attention looks at which
+// sequence a row belongs to.
+//
+// Per layer, as the math reads:
+//   h   = rmsnorm(x) * attn_norm
+//   q,k,v = h Wq^T, h Wk^T, h Wv^T          rope(q, k) at each row's position
+//   K/V[pos] <- k, v                        (into the sequence's own block)
+//   x  += attention(q, K/V[0..pos]) Wo^T
+//   h   = rmsnorm(x) * ffn_norm
+//   x  += (silu(h Wgate^T) * h Wup^T) Wdown^T
+// then logits = (rmsnorm(x) * output_norm) Wout^T for the rows that want them.
+//
+// Threads: OpenMP across rows, output features and (token, KV head) pairs;
+// OpenBLAS shares the same OpenMP pool. Driven by one caller thread.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/attention.h"
+#include "engine/cpu/matmul.h"
+#include "engine/cpu/rowwise.h"
+#include "engine/error.h"
+#include "engine/model/float_convert.h"
+#include "engine/cpu/kv_pool.h"
+#include "engine/model/model.h"
+
+namespace kvgate {
+namespace {
+
+// Rows below this count run the row-wise loops on the calling thread: a
+// decode step's handful of rows is cheaper than waking the team.
+constexpr int64_t kParallelRows = 8;
+// Queries per attention work item in a prefill: small enough to spread over
+// the cores and skip most of the causal mask, large enough for sgemm.
+constexpr int32_t kAttendChunk = 64;
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(std::shared_ptr<const Model> model, const BackendOptions& opt)
+      : model_(std::move(model)),
+        c_(model_->config()),
+        w_(model_->weights()),
+        cap_(kvgate::kv_capacity(c_, KvType::kF32, opt.block_size, opt.kv_budget_bytes)),
+        kv_(c_.n_layers, cap_.num_blocks, cap_.block_size, c_.kv_dim()),
+        rope_(c_.context_length, c_.rope_dim, c_.rope_base) {}
+
+  std::string_view name() const override { return "cpu"; }
+  const ModelConfig& config() const override { return c_; }
+  KvLayout kv_layout() const override { return {KvType::kF32}; }
+  const KvCapacity& kv_capacity() const override { return cap_; }
+  void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { kv_.copy_block_out(b, dst); }
+  void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { kv_.copy_block_in(b, src); }
+  void copy_block(BlockId src, BlockId dst) override {
+    if (src < 0 || src >= kv_.n_blocks() || dst < 0 || dst >= kv_.n_blocks()) throw Error("copy_block: bad block id");
+    if (src == dst) return;
+    // A block is one contiguous run of block_size x kv_dim floats per layer, for K and for V.
+    const size_t n = static_cast<size_t>(kv_.block_size()) * static_cast<size_t>(kv_.kv_dim());
+    for (int32_t l = 0; l < c_.n_layers; ++l) {
+      std::copy_n(kv_.k(l, src, 0), n, kv_.k(l, dst, 0));
+      std::copy_n(kv_.v(l, src, 0), n, kv_.v(l, dst, 0));
+    }
+  }
+
+  void forward(std::span<const SequenceStep> batch, Logits& out) override {
+    validate(batch);
+    flatten(batch);
+    const int64_t T = static_cast<int64_t>(row_seq_.size());
+    const int64_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim;
+    x_.resize(T * d);
+    h_.resize(T * d);
+    q_.resize(T * d);
+    k_.resize(T * kvd);
+    v_.resize(T * kvd);
+    att_.resize(T * d);
+    gate_.resize(T * ff);
+    up_.resize(T * ff);
+
+    for (int64_t t = 0; t < T; ++t)
+      dequantize_row(w_.token_embd.type, w_.token_embd.row(row_token_[t]), &x_[t * d], d);
+
+    for (int32_t l = 0; l < c_.n_layers; ++l) {
+      const LayerWeights& lw = w_.layers[l];
+      norm_rows(lw.attn_norm, T);
+      const MatmulTarget qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
+      matmul_many(qkv, h_.data(), T);
+      store_kv(batch, l, T);
+      attention(batch, l, T);
+      matmul(lw.wo, att_.data(), T, h_.data());
+      add_rows(T);
+      norm_rows(lw.ffn_norm, T);
+      const MatmulTarget gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
+      matmul_many(gate_up, h_.data(), T);
+#pragma omp parallel for if (T >= kParallelRows)
+      for (int64_t t = 0; t < T; ++t) swiglu(&gate_[t * ff], &up_[t * ff], ff);
+      matmul(lw.w_down, gate_.data(), T, h_.data());
+      add_rows(T);
+    }
+    head(batch, out);
+  }
+
+ private:
+  void validate(std::span<const SequenceStep> batch) const {
+    if (batch.empty()) throw Error("forward: empty batch");
+    const int32_t B = kv_.block_size();
+    for (size_t s = 0; s < batch.size(); ++s) {
+      const SequenceStep& st = batch[s];
+      const std::string who = "forward: sequence " + std::to_string(s) + ": ";
+      if (st.tokens.empty()) throw Error(who + "no tokens");
+      const int64_t end = int64_t{st.start_pos} + static_cast<int64_t>(st.tokens.size());
+      if (st.start_pos < 0 || end > c_.context_length)
+        throw Error(who + "positions up to " + std::to_string(end) + " exceed the context length " +
+                    std::to_string(c_.context_length));
+      if (static_cast<int64_t>(st.block_table.size()) * B < end)
+        throw Error(who + "block table covers " + std::to_string(st.block_table.size() * B) + " positions, needs " +
+                    std::to_string(end));
+      for (int64_t b = 0; b < (end + B - 1) / B; ++b)
+        if (st.block_table[b] < 0 || st.block_table[b] >= kv_.n_blocks())
+          throw Error(who + "block id " + std::to_string(st.block_table[b]) + " is outside the pool");
+      for (TokenId id : st.tokens)
+        if (id < 0 || id >= c_.vocab_size) throw Error(who + "token id " + std::to_string(id) + " is outside the vocabulary");
+    }
+  }
+
+  void flatten(std::span<const SequenceStep> batch) {
+    row_seq_.clear();
+    row_pos_.clear();
+    row_token_.clear();
+    for (size_t s = 0; s < batch.size(); ++s)
+      for (size_t i = 0; i < batch[s].tokens.size(); ++i) {
+        row_seq_.push_back(static_cast<int32_t>(s));
+        row_pos_.push_back(batch[s].start_pos + static_cast<int32_t>(i));
+        row_token_.push_back(batch[s].tokens[i]);
+      }
+  }
+
+  void norm_rows(const float* weight, int64_t T) {
+    const int64_t d = c_.dim;
+#pragma omp parallel for if (T >= kParallelRows)
+    for (int64_t t = 0; t < T; ++t) rmsnorm(&h_[t * d], &x_[t * d], weight, d, c_.rms_eps);
+  }
+
+  void add_rows(int64_t T) {
+    const int64_t n = T * c_.dim;
+#pragma omp parallel for if (T >= kParallelRows)
+    for (int64_t i = 0; i < n; ++i) x_[i] += h_[i];
+  }
+
+  void store_kv(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
+    const int64_t d = c_.dim, kvd = c_.kv_dim();
+    const int32_t B = kv_.block_size();
+#pragma omp parallel for if (T >= kParallelRows)
+    for (int64_t t = 0; t < T; ++t) {
+      const int32_t pos = row_pos_[t];
+      rope_.apply(&q_[t * d], pos, c_.n_heads, c_.head_dim);
+      rope_.apply(&k_[t * kvd], pos, c_.n_kv_heads, c_.head_dim);
+      const BlockId b = batch[row_seq_[t]].block_table[pos / B];
+      std::copy_n(&k_[t * kvd], kvd, kv_.k(layer, b, pos % B));
+      std::copy_n(&v_[t * kvd], kvd, kv_.v(layer, b, pos % B));
+    }
+  }
+
+  // Long runs of one sequence's tokens (prefill chunks) attend as matrix
+  // products, in chunks of kAttendChunk queries so each chunk only sees the
+  // positions it needs; single tokens (decode) attend one by one.
+  void attention(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
+    const int64_t d = c_.dim;
+    const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
+    const AttentionShape shape{hd, G};
+    items_.clear();
+    int64_t row = 0;
+    for (const SequenceStep& st : batch) {
+      const auto n = static_cast<int32_t>(st.tokens.size());
+      const int32_t chunk = n >= kAttendRowsMin ? kAttendChunk : 1;
+      for (int32_t i = 0; i < n; i += chunk)
+        for (int32_t g = 0; g < nkv; ++g) items_.push_back({row + i, std::min(chunk, n - i), g});
+      row += n;
+    }
+    const auto work = static_cast<int64_t>(items_.size());
+    // Parallel once the step attends over enough positions to pay for the team.
+    const int64_t positions = static_cast<int64_t>(row_pos_.back()) * T;
+#pragma omp parallel if (work > 1 && positions * c_.dim >= (int64_t{1} << 16))
+    {
+      std::vector<float> scores;
+      AttendRowsScratch scratch;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t i = 0; i < work; ++i) {
+        const AttentionItem it = items_[i];
+        const int64_t off = it.row * d + static_cast<int64_t>(it.kv_head) * G * hd;
+        const std::span<const BlockId> table = batch[row_seq_[it.row]].block_table;
+        if (it.n == 1)
+          attend(kv_, layer, table, row_pos_[it.row] + 1, it.kv_head, shape, &q_[off], &att_[off], scores);
+        else
+          attend_rows(kv_, layer, table, row_pos_[it.row], it.n, it.kv_head, shape, &q_[off], &att_[off], d, scratch);
+      }
+    }
+  }
+
+  void head(std::span<const SequenceStep> batch, Logits& out) {
+    out.reset(batch, c_.vocab_size);
+    if (out.total_rows() == 0) return;
+    const int64_t d = c_.dim;
+    // Final norm of just the rows that want logits, gathered contiguously.
+    int64_t first_flat = 0, r = 0;
+    for (size_t s = 0; s < batch.size(); ++s) {
+      const int64_t n = static_cast<int64_t>(batch[s].tokens.size());
+      const int32_t rows = out.rows(s);
+      for (int32_t i = 0; i < rows; ++i, ++r) {
+        const int64_t t = first_flat + (rows == 1 ? n - 1 : i);
+        rmsnorm(&h_[r * d], &x_[t * d], w_.output_norm, d, c_.rms_eps);
+      }
+      first_flat += n;
+    }
+    matmul(w_.output, h_.data(), out.total_rows(), out.row_data(0));
+  }
+
+  std::shared_ptr<const Model> model_;
+  const ModelConfig& c_;
+  const LlamaWeights& w_;
+  const KvCapacity cap_;
+  KvPool kv_;
+  RopeTable rope_;
+  // Per-step scratch, reused across steps.
+  struct AttentionItem {
+    int64_t row;  // first flat row
+    int32_t n;    // rows (1 for a token attended alone)
+    int32_t kv_head;
+  };
+  std::vector<AttentionItem> items_;
+  std::vector<int32_t> row_seq_, row_pos_;
+  std::vector<TokenId> row_token_;
+  std::vector<float> x_, h_, q_, k_, v_, att_, gate_, up_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(std::shared_ptr<const Model> model, const BackendOptions& opt) {
+  return std::make_unique<CpuBackend>(std::move(model), opt);
+}
+
+}  // namespace kvgate

@@ -1,0 +1,89 @@
+#include "engine/model/float_convert.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "engine/error.h"
+
+namespace kvgate {
+
+float f16_to_f32(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+uint16_t f32_to_f16(float f) {
+  return static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT), 0));
+}
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  if ((bits & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+void dequantize_row(TensorType type, const void* src, float* out, int64_t n) {
+  switch (type) {
+    case TensorType::F32:
+      std::copy_n(static_cast<const float*>(src), n, out);
+      return;
+    case TensorType::F16: {
+      auto* h = static_cast<const uint16_t*>(src);
+      int64_t i = 0;
+      for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i))));
+      for (; i < n; ++i) out[i] = f16_to_f32(h[i]);
+      return;
+    }
+    case TensorType::BF16: {
+      auto* b = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(b[i]);
+      return;
+    }
+    case TensorType::Q8_0: {
+      auto* blocks = static_cast<const BlockQ8_0*>(src);
+      for (int64_t b = 0; b < n / kQ8_0Block; ++b) {
+        float d = f16_to_f32(blocks[b].scale_f16);
+        for (int64_t j = 0; j < kQ8_0Block; ++j) out[b * kQ8_0Block + j] = d * blocks[b].q[j];
+      }
+      return;
+    }
+  }
+  throw Error("dequantize_row: unsupported tensor type");
+}
+
+void quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
+  switch (type) {
+    case TensorType::F32:
+      std::copy_n(src, n, static_cast<float*>(dst));
+      return;
+    case TensorType::F16: {
+      auto* h = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) h[i] = f32_to_f16(src[i]);
+      return;
+    }
+    case TensorType::BF16: {
+      auto* b = static_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) b[i] = f32_to_bf16(src[i]);
+      return;
+    }
+    case TensorType::Q8_0: {
+      // ggml's Q8_0: scale = max|x| / 127, q = round(x / scale).
+      auto* blocks = static_cast<BlockQ8_0*>(dst);
+      for (int64_t b = 0; b < n / kQ8_0Block; ++b) {
+        const float* x = src + b * kQ8_0Block;
+        float amax = 0;
+        for (int64_t j = 0; j < kQ8_0Block; ++j) amax = std::max(amax, std::fabs(x[j]));
+        float d = amax / 127.0f;
+        float inv = d != 0 ? 1.0f / d : 0.0f;
+        blocks[b].scale_f16 = f32_to_f16(d);
+        for (int64_t j = 0; j < kQ8_0Block; ++j)
+          blocks[b].q[j] = static_cast<int8_t>(std::lround(x[j] * inv));
+      }
+      return;
+    }
+  }
+  throw Error("quantize_row: unsupported tensor type");
+}
+
+}  // namespace kvgate

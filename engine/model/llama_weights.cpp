@@ -1,0 +1,64 @@
+#include "engine/model/llama_weights.h"
+
+#include <string>
+
+#include "engine/error.h"
+#include "engine/model/float_convert.h"
+#include "engine/model/gguf.h"
+
+namespace kvgate {
+
+LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
+  const int64_t d = c.dim, kv = c.kv_dim(), ff = c.ffn_dim, v = c.vocab_size;
+  token_embd = matrix(f, "token_embd.weight", d, v);
+  output_norm = vector(f, "output_norm.weight", d);
+  if (f.find_tensor("output.weight")) {
+    output = matrix(f, "output.weight", d, v);
+  } else {
+    output = token_embd;  // tied embeddings
+  }
+  for (int32_t i = 0; i < c.n_layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    LayerWeights l{};
+    l.attn_norm = vector(f, p + "attn_norm.weight", d);
+    l.wq = matrix(f, p + "attn_q.weight", d, d);
+    l.wk = matrix(f, p + "attn_k.weight", d, kv);
+    l.wv = matrix(f, p + "attn_v.weight", d, kv);
+    l.wo = matrix(f, p + "attn_output.weight", d, d);
+    l.ffn_norm = vector(f, p + "ffn_norm.weight", d);
+    l.w_gate = matrix(f, p + "ffn_gate.weight", d, ff);
+    l.w_up = matrix(f, p + "ffn_up.weight", d, ff);
+    l.w_down = matrix(f, p + "ffn_down.weight", ff, d);
+    layers.push_back(l);
+  }
+  // The embedding is gathered (one row per token), not streamed, per step.
+  matrix_bytes_ -= token_embd.bytes();
+  if (output.data == token_embd.data) matrix_bytes_ += output.bytes();
+}
+
+Matrix LlamaWeights::matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows) {
+  const int64_t dims[] = {cols, rows};
+  const GgufTensor& t = f.tensor(name, dims);
+  Matrix m;
+  m.type = t.type;
+  m.rows = rows;
+  m.cols = cols;
+  m.row_bytes = t.nbytes / static_cast<uint64_t>(rows);
+  m.data = t.data;
+  parameter_count_ += rows * cols;
+  matrix_bytes_ += t.nbytes;
+  return m;
+}
+
+const float* LlamaWeights::vector(const GgufFile& f, const std::string& name, int64_t n) {
+  const int64_t dims[] = {n};
+  const GgufTensor& t = f.tensor(name, dims);
+  parameter_count_ += n;
+  if (t.type == TensorType::F32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0)
+    return reinterpret_cast<const float*>(t.data);
+  auto& w = widened_.emplace_back(static_cast<size_t>(n));
+  dequantize_row(t.type, t.data, w.data(), n);
+  return w.data();
+}
+
+}  // namespace kvgate

@@ -1,0 +1,64 @@
+// Views of a Llama model's tensors inside the mapped GGUF file.
+//
+// Matrices stay in their stored type (F32, F16, BF16, Q8_0) and in place:
+// the kernels dequantize as they read. Norm vectors are small and read every
+// step, so they are widened to f32 once, here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "engine/model_config.h"
+#include "engine/model/tensor_type.h"
+
+namespace kvgate {
+
+class GgufFile;
+struct GgufTensor;
+
+// A row-major matrix of `rows` rows with `cols` values each: y = W x maps
+// cols -> rows. (GGUF dims are [cols, rows].)
+struct Matrix {
+  TensorType type = TensorType::F32;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  size_t row_bytes = 0;
+  const std::byte* data = nullptr;
+
+  const std::byte* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+  size_t bytes() const { return static_cast<size_t>(rows) * row_bytes; }
+};
+
+struct LayerWeights {
+  const float* attn_norm;
+  Matrix wq, wk, wv, wo;
+  const float* ffn_norm;
+  Matrix w_gate, w_up, w_down;
+};
+
+class LlamaWeights {
+ public:
+  // Checks every tensor's presence and shape against the config.
+  LlamaWeights(const GgufFile& f, const ModelConfig& c);
+  LlamaWeights(const LlamaWeights&) = delete;
+  LlamaWeights& operator=(const LlamaWeights&) = delete;
+
+  Matrix token_embd;
+  const float* output_norm;
+  Matrix output;  // token_embd when the model ties them
+  std::vector<LayerWeights> layers;
+
+  int64_t parameter_count() const { return parameter_count_; }
+  size_t matrix_bytes() const { return matrix_bytes_; }  // bytes read by one decode step
+
+ private:
+  Matrix matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows);
+  const float* vector(const GgufFile& f, const std::string& name, int64_t n);
+
+  std::vector<std::vector<float>> widened_;  // norms stored as F16/BF16 in the file
+  int64_t parameter_count_ = 0;
+  size_t matrix_bytes_ = 0;
+};
+
+}  // namespace kvgate

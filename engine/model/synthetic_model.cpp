@@ -1,0 +1,180 @@
+#include "engine/model/synthetic_model.h"
+
+#include <cmath>
+#include <span>
+#include <vector>
+
+#include "engine/error.h"
+#include "engine/model/float_convert.h"
+#include "engine/model/gguf.h"
+#include "engine/model/gguf_writer.h"
+
+namespace kvgate {
+namespace {
+
+// splitmix64: tiny, fast, and good enough that no structure shows in weights.
+uint64_t next(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t s = a ^ (b * 0xd1342543de82ef95ull);
+  return next(s);
+}
+
+// llama.cpp's general.file_type for "all matrices in this type".
+uint32_t file_type(TensorType t) {
+  switch (t) {
+    case TensorType::F32: return 0;
+    case TensorType::F16: return 1;
+    case TensorType::Q8_0: return 7;
+    case TensorType::BF16: return 32;
+  }
+  return 0;
+}
+
+// Values center ± half_width, uniform; rows of `cols` values in `type`.
+struct Distribution {
+  float center;
+  float half_width;
+};
+
+void fill_rows(std::span<std::byte> out, TensorType type, int64_t cols, uint64_t tensor_seed, Distribution d) {
+  const auto traits = *tensor_type_traits(static_cast<uint32_t>(type));
+  const int64_t row_bytes = cols / traits.block_elems * traits.block_bytes;
+  const int64_t rows = static_cast<int64_t>(out.size()) / row_bytes;
+  // Threads only pay off for big tensors; on a busy machine a parallel region
+  // costs milliseconds of barrier waiting, more than a norm takes to fill.
+  const bool big = rows * cols >= (int64_t{1} << 20);
+#pragma omp parallel if (big)
+  {
+    std::vector<float> row(static_cast<size_t>(cols));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      uint64_t state = mix(tensor_seed, static_cast<uint64_t>(r));
+      for (float& x : row) {
+        // Top 24 bits -> [0, 1) exactly in a float, then to [-1, 1).
+        float u = static_cast<float>(next(state) >> 40) * 0x1.0p-24f;
+        x = d.center + d.half_width * (2 * u - 1);
+      }
+      quantize_row(type, row.data(), out.data() + r * row_bytes, cols);
+    }
+  }
+}
+
+class ModelWriter {
+ public:
+  ModelWriter(GgufWriter& w, uint64_t seed) : w_(w), seed_(seed) {}
+
+  // An [in, out] matrix (ne0 = in): uniform with variance 1/in keeps
+  // |W x| ~ |x| for an x with unit RMS (uniform on ±a has variance a²/3).
+  void matrix(const std::string& name, int64_t in, int64_t out, TensorType type) {
+    add(name, {in, out}, type, {0.0f, std::sqrt(3.0f / static_cast<float>(in))});
+  }
+  // RMSNorm gains: near 1, with noise so that a bug that skips them shows.
+  void norm(const std::string& name, int64_t n) { add(name, {n}, TensorType::F32, {1.0f, 0.02f}); }
+
+ private:
+  void add(const std::string& name, std::vector<int64_t> dims, TensorType type, Distribution d) {
+    const uint64_t tensor_seed = mix(seed_, ++count_);
+    const int64_t cols = dims[0];
+    w_.add_generated_tensor(name, std::move(dims), type, [=](std::span<std::byte> out) {
+      fill_rows(out, type, cols, tensor_seed, d);
+    });
+  }
+
+  GgufWriter& w_;
+  uint64_t seed_;
+  uint64_t count_ = 0;
+};
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw Error("synthetic model: " + message);
+}
+
+}  // namespace
+
+void validate(const SyntheticModelSpec& s) {
+  require(s.layers >= 1, "layers must be >= 1, got " + std::to_string(s.layers));
+  require(s.dim >= 1, "dim must be >= 1, got " + std::to_string(s.dim));
+  require(s.heads >= 1, "heads must be >= 1, got " + std::to_string(s.heads));
+  require(s.kv_heads >= 1, "kv_heads must be >= 1, got " + std::to_string(s.kv_heads));
+  require(s.ffn >= 1, "ffn must be >= 1, got " + std::to_string(s.ffn));
+  require(s.context >= 1, "context must be >= 1, got " + std::to_string(s.context));
+  require(s.dim % s.heads == 0,
+          "dim " + std::to_string(s.dim) + " is not a multiple of heads " + std::to_string(s.heads));
+  require(s.heads % s.kv_heads == 0,
+          "heads " + std::to_string(s.heads) + " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
+  // RoPE rotates pairs of a head's dimensions.
+  require((s.dim / s.heads) % 2 == 0, "head_dim (dim / heads) = " + std::to_string(s.dim / s.heads) + " is odd");
+  require(std::isfinite(s.rope_base) && s.rope_base > 0, "rope_base must be a finite number > 0");
+  require(std::isfinite(s.rms_eps) && s.rms_eps > 0, "rms_eps must be a finite number > 0");
+  auto traits = tensor_type_traits(static_cast<uint32_t>(s.type));
+  require(traits.has_value(), "type " + std::string(ggml_type_name(static_cast<uint32_t>(s.type))) +
+                                  " is not supported (F32, F16, BF16, Q8_0)");
+  // Every matrix's ne0 is dim or ffn; quantized rows need whole blocks.
+  const int64_t block = traits->block_elems;
+  require(s.dim % block == 0 && s.ffn % block == 0,
+          "type " + std::string(traits->name) + " needs dim and ffn to be multiples of " + std::to_string(block) +
+              ", got dim " + std::to_string(s.dim) + ", ffn " + std::to_string(s.ffn));
+  require(!s.vocab_from.empty(), "vocab_from (a GGUF with tokenizer.ggml.* metadata) is required");
+}
+
+void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path) {
+  validate(s);
+  GgufWriter w;
+  const int64_t head_dim = s.dim / s.heads;
+  const int64_t kv_dim = head_dim * s.kv_heads;
+  const std::string type_name(ggml_type_name(static_cast<uint32_t>(s.type)));
+
+  w.set_string("general.architecture", "llama");
+  w.set_string("general.name", "synthetic-llama-" + std::to_string(s.layers) + "L-" + std::to_string(s.dim) + "d-" +
+                                   type_name + "-seed" + std::to_string(s.seed));
+  w.set_u32("general.alignment", 32);
+  w.set_u32("general.file_type", file_type(s.type));
+  w.set_u32("llama.context_length", static_cast<uint32_t>(s.context));
+  w.set_u32("llama.embedding_length", static_cast<uint32_t>(s.dim));
+  w.set_u32("llama.block_count", static_cast<uint32_t>(s.layers));
+  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(s.ffn));
+  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(s.heads));
+  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
+  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.set_f32("llama.rope.freq_base", s.rope_base);
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", s.rms_eps);
+
+  // The tokenizer: every tokenizer.* key (tokenizer.ggml.* and, where the
+  // file has one, tokenizer.chat_template), copied as they are.
+  int64_t vocab = 0;
+  {
+    auto vf = GgufFile::open(s.vocab_from);
+    const GgufValue* tokens = vf->find("tokenizer.ggml.tokens");
+    if (!tokens || tokens->type != GgufType::ARRAY || std::get<GgufArray>(tokens->v).items.empty())
+      throw Error("synthetic model: vocab_from " + s.vocab_from + " has no tokenizer.ggml.tokens");
+    vocab = static_cast<int64_t>(std::get<GgufArray>(tokens->v).items.size());
+    for (const auto& [key, value] : vf->metadata())
+      if (key.starts_with("tokenizer.")) w.set(key, value);
+  }
+  w.set_u32("llama.vocab_size", static_cast<uint32_t>(vocab));
+
+  ModelWriter m(w, s.seed);
+  m.matrix("token_embd.weight", s.dim, vocab, s.type);
+  m.norm("output_norm.weight", s.dim);
+  m.matrix("output.weight", s.dim, vocab, s.type);
+  for (int32_t i = 0; i < s.layers; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    m.norm(p + "attn_norm.weight", s.dim);
+    m.matrix(p + "attn_q.weight", s.dim, s.dim, s.type);
+    m.matrix(p + "attn_k.weight", s.dim, kv_dim, s.type);
+    m.matrix(p + "attn_v.weight", s.dim, kv_dim, s.type);
+    m.matrix(p + "attn_output.weight", s.dim, s.dim, s.type);
+    m.norm(p + "ffn_norm.weight", s.dim);
+    m.matrix(p + "ffn_gate.weight", s.dim, s.ffn, s.type);
+    m.matrix(p + "ffn_up.weight", s.dim, s.ffn, s.type);
+    m.matrix(p + "ffn_down.weight", s.ffn, s.dim, s.type);
+  }
+  w.write(path);
+}
+
+}  // namespace kvgate

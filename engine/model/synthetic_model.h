@@ -1,0 +1,37 @@
+// Synthetic Llama models: random weights of any shape, a real vocabulary.
+// Backs `kvgate mkmodel`, so benchmarks can run 110M- or 1B-shaped models
+// that nobody has to download. The outputs are noise, but every byte the
+// engine reads (shapes, types, tokenizer) is the same as in a real model.
+//
+// Weights are uniform with variance 1/in_width (ne0), so each matrix keeps
+// activations O(1) and logits stay spread out enough for sampling to be
+// non-trivial. Norm weights are 1 plus a little noise. Every row is seeded
+// from (seed, tensor, row), so the bytes depend on the seed alone, not on
+// the thread count, and rows are generated in parallel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/model/tensor_type.h"
+
+namespace kvgate {
+
+struct SyntheticModelSpec {
+  int32_t layers = 0, dim = 0, heads = 0, kv_heads = 0, ffn = 0;
+  int32_t context = 2048;
+  float rope_base = 10000;
+  float rms_eps = 1e-5f;
+  TensorType type = TensorType::F32;  // of the matrices; norms are always F32
+  uint64_t seed = 1;
+  std::string vocab_from;  // a GGUF whose tokenizer.* metadata is copied (required)
+};
+
+// Throws kvgate::Error naming the field when the spec cannot make a model.
+void validate(const SyntheticModelSpec& spec);
+
+// Validates, then writes a GGUF v3 llama model to `path`, generating one
+// tensor at a time while streaming it to the file.
+void write_synthetic_model(const SyntheticModelSpec& spec, const std::string& path);
+
+}  // namespace kvgate

@@ -1,0 +1,146 @@
+// Invariants: every stream handed out by submit() is finished exactly once,
+// by the loop (completion, cancellation, error, or shutdown), or by submit()
+// itself when the engine is already stopping. Once stopping_ is set no
+// submission is accepted, so the loop's final cancel_all() leaves nothing
+// behind.
+//
+// Every query is answered: the loop answers what it swapped out of the inbox
+// before it can return, and none is queued once stopping_ is set.
+//
+// No exception leaves the loop: a failed step ends the requests in flight
+// with its error, and if even that fails the loop logs it and goes on (the
+// requests not yet ended fail again at the next step).
+//
+// Thread ownership: sched_ belongs to the loop thread (and to whoever joined
+// it, afterwards); the inbox fields are
+// GUARDED_BY(mu_); steps_/preemptions_ are atomics written by the loop.
+#include "engine/sched/engine.h"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+namespace kvgate {
+
+Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt)
+    : sched_(std::make_unique<Scheduler>(std::move(backend), std::move(opt))),
+      bounds_(sched_->bounds()),
+      num_blocks_(sched_->pool().num_blocks()),
+      thread_([this] { loop(); }) {}
+
+Engine::~Engine() { shutdown(); }
+
+std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, RequestStream::Callback cb) {
+  const SteadyClock::time_point arrival = SteadyClock::now();
+  (void)request_limits(req, bounds_);  // on the caller's thread: bad input is the caller's error, not the loop's
+  auto stream = std::make_shared<RequestStream>(next_id_++, std::move(cb));
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      submissions_.push_back({std::move(req), who, stream, arrival});
+      wake_.notify_one();
+      return stream;
+    }
+  }
+  Completion c;
+  c.result.id = stream->id();
+  c.result.finish = FinishReason::kCancelled;
+  c.result.prompt_tokens = c.result.fresh_prefill_tokens = static_cast<int32_t>(req.prompt.size());
+  stream->finish(std::move(c));
+  return stream;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard lock(mu_);
+  cancels_.push_back(id);
+  wake_.notify_one();
+}
+
+int32_t Engine::available_blocks() {
+  std::future<int32_t> answer;
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queries_.emplace_back();
+      answer = queries_.back().get_future();
+      wake_.notify_one();
+    }
+  }
+  if (answer.valid()) return answer.get();
+  shutdown();  // stopping: once the loop is joined the pool is ours to read
+  return sched_->pool().available();
+}
+
+void Engine::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  std::lock_guard join(join_mu_);
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::loop() {
+  std::vector<Submission> subs;
+  std::vector<RequestId> cancels;
+  std::vector<std::promise<int32_t>> queries;
+  for (;;) {
+    bool stop = false;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [&] {
+        return stopping_ || !submissions_.empty() || !cancels_.empty() || !queries_.empty() || !sched_->idle();
+      });
+      subs.swap(submissions_);
+      cancels.swap(cancels_);
+      queries.swap(queries_);
+      stop = stopping_;
+    }
+    drain(subs, cancels);
+    if (stop) sched_->cancel_all();
+    for (auto& q : queries) q.set_value(sched_->pool().available());
+    queries.clear();
+    if (stop) return;
+    if (!sched_->idle()) run_step();
+    steps_.store(sched_->steps());
+    preemptions_.store(sched_->preemptions());
+  }
+}
+
+void Engine::drain(std::vector<Submission>& subs, std::vector<RequestId>& cancels) {
+  for (Submission& s : subs) {
+    try {
+      sched_->submit(std::move(s.req), s.who, s.stream, s.arrival);
+    } catch (const std::exception& e) {  // checked already; only an id clash could land here
+      Completion c;
+      c.result.finish = FinishReason::kError;
+      c.error = e.what();
+      s.stream->finish(std::move(c));
+    }
+  }
+  subs.clear();
+  for (RequestId id : cancels) sched_->cancel(id);
+  cancels.clear();
+}
+
+void Engine::run_step() {
+  std::string why;
+  try {
+    sched_->step();
+    return;
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "unknown error";
+  }
+  // A failed forward pass leaves the batch's K/V unknown: end every request
+  // in flight with the error rather than serve wrong tokens.
+  try {
+    sched_->fail_all(why);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvgate: engine: ending the requests after a failed step failed too: %s\n", e.what());
+  }
+}
+
+}  // namespace kvgate

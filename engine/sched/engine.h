@@ -1,0 +1,79 @@
+// Engine: the Scheduler on a thread of its own, behind a thread-safe inbox.
+//
+// The loop thread owns the scheduler, and through it the Backend, the KV
+// pool and the prefix cache; no other thread touches them. Other threads
+// only submit() and cancel(): both put a note in the inbox and wake the
+// loop, which applies them at the next step boundary, so a cancelled
+// request's blocks are back in the pool before the next forward pass.
+// Tokens flow back through each request's RequestStream, which the loop only
+// pushes to. Destroying the Engine (or shutdown()) cancels whatever is in
+// flight, finishing every stream, and joins the loop.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine/sched/scheduler.h"
+
+namespace kvgate {
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Any thread. Throws kvgate::Error for a request that could never run
+  // (checked here, against the engine's own copy of the bounds); otherwise
+  // the returned stream yields its tokens and completion. The request's
+  // arrival is stamped here, so TTFT includes its wait in the inbox. After
+  // shutdown the stream finishes at once as cancelled.
+  std::shared_ptr<RequestStream> submit(Request req, Submitter who, RequestStream::Callback cb = {});
+  // Any thread. Applied at the next step boundary; unknown ids are ignored.
+  void cancel(RequestId id);
+  // Cancels everything in flight and joins the loop. Idempotent.
+  void shutdown();
+
+  // Blocks an allocation could get now (free + evictable), read by the loop
+  // at its next step boundary, after the cancels sent before this call are
+  // applied: with nothing in flight it is the whole pool. Any thread; waits
+  // for the loop (at most one step).
+  int32_t available_blocks();
+  int32_t num_blocks() const { return num_blocks_; }
+
+  int64_t steps() const { return steps_.load(); }
+  int64_t preemptions() const { return preemptions_.load(); }
+
+ private:
+  struct Submission {
+    Request req;
+    Submitter who;
+    std::shared_ptr<RequestStream> stream;
+    SteadyClock::time_point arrival;
+  };
+  void loop();
+  void drain(std::vector<Submission>& subs, std::vector<RequestId>& cancels);
+  void run_step();
+
+  std::unique_ptr<Scheduler> sched_;  // the loop thread's alone once started
+  const RequestBounds bounds_;        // a copy: submit() checks requests without touching sched_
+  const int32_t num_blocks_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<Submission> submissions_;  // GUARDED_BY(mu_)
+  std::vector<RequestId> cancels_;       // GUARDED_BY(mu_)
+  std::vector<std::promise<int32_t>> queries_;  // GUARDED_BY(mu_); answered after cancels_
+  bool stopping_ = false;                // GUARDED_BY(mu_)
+  std::mutex join_mu_;                   // serializes shutdown()'s join (callers on several threads)
+  std::atomic<RequestId> next_id_{1};
+  std::atomic<int64_t> steps_{0}, preemptions_{0};  // published by the loop for observers
+  std::thread thread_;                   // last: started once everything above exists
+};
+
+}  // namespace kvgate

@@ -1,0 +1,68 @@
+// Invariant: once finished_ is set, done_ and the set of tokens ever pushed
+// no longer change; pop() drains tokens_ before reporting the end.
+// Thread ownership: push()/finish() on the engine loop; the rest anywhere.
+#include "engine/sched/request_stream.h"
+
+namespace kvgate {
+
+void RequestStream::push(TokenId token) {
+  call_back(token, nullptr);
+  {
+    std::lock_guard lock(mu_);
+    tokens_.push_back(token);
+  }
+  cv_.notify_all();
+}
+
+void RequestStream::finish(Completion c) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+    done_ = std::move(c);
+    finished_ = true;
+  }
+  call_back(-1, &done_);  // done_ is immutable from here on
+  cv_.notify_all();
+}
+
+// A consumer's callback that throws is its own bug: it must not end the
+// engine loop, nor keep the stream from finishing. It loses that callback
+// (the token is still queued for pop()); the loop goes on.
+void RequestStream::call_back(TokenId token, const Completion* done) noexcept {
+  if (!cb_) return;
+  try {
+    cb_(token, done);
+  } catch (...) {
+    callback_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+std::optional<TokenId> RequestStream::pop() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return !tokens_.empty() || finished_; });
+  if (tokens_.empty()) return std::nullopt;
+  const TokenId t = tokens_.front();
+  tokens_.pop_front();
+  return t;
+}
+
+std::optional<TokenId> RequestStream::try_pop() {
+  std::lock_guard lock(mu_);
+  if (tokens_.empty()) return std::nullopt;
+  const TokenId t = tokens_.front();
+  tokens_.pop_front();
+  return t;
+}
+
+bool RequestStream::finished() const {
+  std::lock_guard lock(mu_);
+  return finished_;
+}
+
+const Completion& RequestStream::wait() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return finished_; });
+  return done_;
+}
+
+}  // namespace kvgate

@@ -1,0 +1,390 @@
+// The scheduler's step: plan (running first, then admissions), run, sample.
+//
+// Invariants (check_invariants()):
+//   - A running sequence holds one reference on every block in its table;
+//     table[0, n_settled_blocks) are shared hits or committed (cached,
+//     immutable), later ones private to it and the only ones written.
+//     Positions [0, n_computed) have their K/V in the table. Blocks are
+//     allocated when a step is about to write their positions, so nothing
+//     is reserved ahead and a running sequence may find no block: then
+//     someone is preempted.
+//   - A waiting sequence holds no blocks and n_computed == 0; it is in
+//     waiting_ and in queue_ under the same id, and nowhere else.
+//   - Within a step, a planned sequence is never preempted: victims are
+//     picked only among the running sequences not yet planned.
+//
+// Thread ownership: one driving thread (scheduler.h).
+#include "engine/sched/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/error.h"
+#include "engine/sched/sequence.h"
+
+namespace kvgate {
+namespace {
+
+int32_t ceil_div(int64_t a, int32_t b) { return static_cast<int32_t>((a + b - 1) / b); }
+int32_t size32(const Tokens& t) { return static_cast<int32_t>(t.size()); }
+
+}  // namespace
+
+Scheduler::Scheduler(std::unique_ptr<Backend> backend, SchedulerOptions opt)
+    : backend_(std::move(backend)),
+      copier_(*backend_),
+      opt_(std::move(opt)),
+      block_size_(backend_->block_size()),
+      pool_(backend_->num_blocks(), block_size_, static_cast<int64_t>(backend_->block_bytes()), std::move(opt_.policy)),
+      queue_(opt_.order) {
+  if (!opt_.hash_fn) opt_.hash_fn = cache::hash_block;
+  if (opt_.max_step_tokens < 1) throw Error("max_step_tokens must be at least 1");
+  if (opt_.max_running <= 0 || opt_.max_running > opt_.max_step_tokens) opt_.max_running = opt_.max_step_tokens;
+}
+
+Scheduler::~Scheduler() = default;
+
+// Alone in the pool, a request must fit with one spare (the copy-on-write
+// target of a whole-prompt hit): then preempting everyone else always makes
+// room for it, and the scheduler cannot deadlock.
+RequestBounds Scheduler::bounds() const {
+  const ModelConfig& c = backend_->config();
+  return {c.context_length, c.vocab_size, block_size_, pool_.num_blocks()};
+}
+
+std::shared_ptr<RequestStream> Scheduler::submit(Request req, Submitter who, std::shared_ptr<RequestStream> stream,
+                                                 std::optional<SteadyClock::time_point> arrival) {
+  const RequestLimits lim = request_limits(req, bounds());
+  std::vector<TokenId> stop_ids = req.stop_ids;
+  if (!req.ignore_eos && opt_.eos >= 0) stop_ids.push_back(opt_.eos);
+  if (!stream) stream = std::make_shared<RequestStream>(next_id_++);
+  const RequestId id = stream->id();
+  if (waiting_.contains(id) ||
+      std::any_of(running_.begin(), running_.end(), [&](const auto& p) { return p->id == id; }))
+    throw Error("request id " + std::to_string(id) + " is already in flight");
+  auto s = std::make_unique<Seq>(id, std::move(req), lim.max_tokens, std::move(stop_ids), lim.total_blocks);
+  s->caching = opt_.prefix_cache && s->req.use_cache;
+  s->who = who;
+  s->stream = stream;
+  s->timing.arrival = arrival.value_or(SteadyClock::now());
+  s->timing.arrival_step = step_no_;
+  if (s->caching) {
+    s->seed = cache::chain_seed({s->scope(), opt_.model, block_size_, s->req.cache_salt});
+    ensure_chain(*s);
+    if (opt_.order.prefer_cached_prefix) s->n_prefix_hit = pool_.match_length(s->scope(), s->seed, s->chain, s->tokens);
+  }
+  queue_.push({id, who.tenant, who.priority, static_cast<int64_t>(s->n_prefix_hit) * block_size_});
+  waiting_[id] = std::move(s);
+  return stream;
+}
+
+void Scheduler::ensure_chain(Seq& s) {
+  if (s.caching && s.chain.size() < s.tokens.size() / static_cast<size_t>(block_size_))
+    cache::extend_chain(s.chain, s.seed, s.tokens, block_size_, opt_.hash_fn);
+}
+
+StepReport Scheduler::step() {
+  StepReport rep;
+  rep.step = ++step_no_;
+  budget_ = opt_.max_step_tokens;
+  plan_.clear();
+  schedule_running(rep);
+  // A step that had to preempt is short of blocks: admitting now would only
+  // preempt again (vLLM v1 does the same).
+  if (rep.preempted == 0) admit_waiting(rep);
+  if (!plan_.empty()) run_planned(rep);
+#ifdef KVGATE_CHECK_INVARIANTS
+  check_invariants();
+#endif
+  return rep;
+}
+
+// Unchunked, a prompt runs whole even past the budget (the budget then only
+// stops further admissions this step): otherwise a prompt longer than the
+// budget would wait for every decode to end.
+int32_t Scheduler::chunk_for(int32_t pending) const {
+  if (pending <= 1 || !opt_.chunked_prefill) return pending;
+  return std::min(pending, budget_);
+}
+
+// Running sequences go in admission order, so the decoding ones (admitted
+// earlier) come before the one still prefilling, which gets what is left:
+// decodes are never held back by a chunk. There are at most max_running <=
+// max_step_tokens of them, so every decode fits.
+void Scheduler::schedule_running(StepReport& rep) {
+  size_t i = 0;
+  while (i < running_.size() && budget_ > 0) {
+    Seq& s = *running_[i];
+    const int32_t n = chunk_for(size32(s.tokens) - s.n_computed);
+    bool preempted_self = false;
+    while (!grow_to(s, s.n_computed + n)) {
+      const size_t v = pick_victim(i);
+      preempted_self = v == i;
+      preempt(v);
+      ++rep.preempted;
+      if (preempted_self) break;
+    }
+    if (preempted_self) continue;  // running_[i] is now the next sequence
+    plan_.push_back({&s, n});
+    budget_ -= n;
+    ++i;
+  }
+}
+
+bool Scheduler::grow_to(Seq& s, int32_t positions) {
+  while (static_cast<int32_t>(s.table.size()) * block_size_ < positions) {
+    const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
+    if (!b) return false;
+    s.table.push_back(*b);
+  }
+  return true;
+}
+
+size_t Scheduler::pick_victim(size_t first) const {
+  // The lowest priority, then the most recently admitted (the least work lost).
+  size_t v = first;
+  for (size_t j = first + 1; j < running_.size(); ++j) {
+    const Seq& a = *running_[j];
+    const Seq& b = *running_[v];
+    if (a.who.priority < b.who.priority || (a.who.priority == b.who.priority && a.admission > b.admission)) v = j;
+  }
+  return v;
+}
+
+void Scheduler::preempt(size_t index) {
+  std::unique_ptr<Seq> p = std::move(running_[index]);
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+  Seq& s = *p;
+  s.n_lost = s.n_computed;
+  release_blocks(s);  // full blocks were committed: they stay cached
+  s.n_computed = 0;
+  s.n_settled_blocks = 0;
+  ++s.result.preemptions;
+  ++preemptions_;
+  queue_.push_front({s.id, s.who.tenant, s.who.priority, 0});
+  waiting_[s.id] = std::move(p);
+}
+
+void Scheduler::release_blocks(Seq& s) {
+  std::reverse(s.table.begin(), s.table.end());  // tail first: under LRU the tail goes before the head
+  pool_.release(s.table);
+  s.table.clear();
+}
+
+void Scheduler::admit_waiting(StepReport& rep) {
+  while (budget_ > 0 && !queue_.empty() && static_cast<int32_t>(running_.size()) < opt_.max_running) {
+    const RequestId id = queue_.peek()->id;
+    auto it = waiting_.find(id);
+    if (!try_admit(*it->second)) break;  // the head waits; nothing behind it jumps the queue
+    queue_.pop();
+    running_.push_back(std::move(it->second));
+    waiting_.erase(it);
+    ++rep.admitted;
+  }
+}
+
+// What admitting a sequence now would take, given the cached blocks its
+// lookup returned.
+struct Scheduler::AdmitPlan {
+  std::vector<BlockId> hits;  // referenced by the lookup
+  bool whole_hit = false;     // every prompt token is in a matched block
+  int32_t cached = 0;         // prompt positions whose K/V is reused
+  int32_t chunk = 0;          // tokens fed this step
+  int32_t need = 0;           // blocks to allocate now (copy-on-write target included)
+};
+
+bool Scheduler::try_admit(Seq& s) {
+  ensure_chain(s);
+  std::vector<BlockId> hits;
+  if (s.caching) hits = pool_.lookup(s.scope(), s.seed, s.chain, s.tokens);
+  AdmitPlan p = plan_admission(s, std::move(hits));
+  // Leave a little room for the running sequences' next decode blocks, so an
+  // admission does not cause a preemption on the very next step.
+  const int32_t headroom = running_.empty() ? 0 : std::max(1, pool_.num_blocks() / 100);
+  if (p.need + headroom > pool_.available()) {
+    std::reverse(p.hits.begin(), p.hits.end());
+    pool_.release(p.hits);
+    return false;
+  }
+  s.n_settled_blocks = static_cast<int32_t>(p.hits.size());
+  s.table = std::move(p.hits);
+  if (p.whole_hit) copy_on_write_last(s);
+  s.n_computed = p.cached;
+  if (!grow_to(s, p.cached + p.chunk)) throw std::logic_error("scheduler: admitted blocks were counted but not allocated");
+  if (!s.ever_admitted)
+    settle_first_admission(s, p.cached);
+  else
+    s.result.recomputed_tokens += std::max(0, s.n_lost - p.cached);
+  s.admission = ++admissions_;
+  plan_.push_back({&s, p.chunk});
+  budget_ -= p.chunk;
+  return true;
+}
+
+Scheduler::AdmitPlan Scheduler::plan_admission(Seq& s, std::vector<BlockId> hits) const {
+  AdmitPlan p;
+  const auto n_hit = static_cast<int32_t>(hits.size());
+  const int32_t T = size32(s.tokens);
+  p.hits = std::move(hits);
+  p.whole_hit = n_hit > 0 && n_hit * block_size_ == T;
+  p.cached = p.whole_hit ? T - 1 : n_hit * block_size_;
+  p.chunk = chunk_for(T - p.cached);
+  const int32_t kept = p.whole_hit ? n_hit - 1 : n_hit;  // shared blocks that stay in the table
+  p.need = ceil_div(p.cached + p.chunk, block_size_) - kept;
+  return p;
+}
+
+// The last token must run for its logits and would write its K/V into the
+// shared last block: it writes into a private copy instead.
+void Scheduler::copy_on_write_last(Seq& s) {
+  const BlockId shared = s.table.back();
+  s.table.pop_back();
+  s.n_settled_blocks = static_cast<int32_t>(s.table.size());
+  const std::optional<BlockId> copy = pool_.allocate(s.who.tenant);
+  if (!copy) throw std::logic_error("scheduler: the copy-on-write block was counted but not allocated");
+  copier_.copy(shared, *copy);
+  s.table.push_back(*copy);
+  pool_.release({&shared, 1});
+}
+
+// The token accounting is that of the first admission (request.h).
+void Scheduler::settle_first_admission(Seq& s, int32_t cached) {
+  s.ever_admitted = true;
+  s.result.cached_tokens = cached;
+  s.result.fresh_prefill_tokens = s.n_prompt() - cached;
+  if (s.caching) pool_.record_query(s.who.tenant, s.n_prompt(), cached);
+  s.timing.admitted = SteadyClock::now();
+  s.timing.admitted_step = step_no_;
+}
+
+// Commits every block of `s` past n_settled_blocks whose positions are all
+// computed, extending its hash chain as needed. A block whose hash is
+// already cached (another request committed it first) stays private.
+void Scheduler::commit_full_blocks(Seq& s) {
+  if (!s.caching) return;
+  const auto B = static_cast<size_t>(block_size_);
+  const auto toks = std::span<const TokenId>(s.tokens);
+  for (auto i = static_cast<size_t>(s.n_settled_blocks); (i + 1) * B <= static_cast<size_t>(s.n_computed); ++i) {
+    if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
+    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
+    if (pool_.commit(s.table[i], key, toks.subspan(i * B, B))) s.result.cache_written_tokens += block_size_;
+    s.n_settled_blocks = static_cast<int32_t>(i + 1);
+  }
+}
+
+void Scheduler::run_planned(StepReport& rep) {
+  steps_.clear();
+  for (const Planned& p : plan_) {
+    Seq& s = *p.seq;
+    const bool last = s.n_computed + p.n == size32(s.tokens);
+    steps_.push_back({std::span<const TokenId>(s.tokens).subspan(static_cast<size_t>(s.n_computed),
+                                                                   static_cast<size_t>(p.n)),
+                      s.n_computed, s.table, last ? LogitsWanted::kLast : LogitsWanted::kNone});
+  }
+  backend_->forward(steps_, logits_);
+  const SteadyClock::time_point now = SteadyClock::now();
+  std::vector<std::pair<Seq*, FinishReason>> ended;
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    Seq& s = *plan_[i].seq;
+    const bool decode = s.n_computed >= s.n_prompt();
+    s.n_computed += plan_[i].n;
+    commit_full_blocks(s);
+    queue_.charge(s.who.tenant, plan_[i].n);  // the virtual token counter: what the engine spent on the tenant
+    (decode ? rep.decode_tokens : rep.prefill_tokens) += plan_[i].n;
+    if (s.n_computed < size32(s.tokens)) continue;  // a prefill chunk: no logits yet
+    const TokenId t = s.sampler.sample(logits_.row(i));
+    const std::optional<FinishReason> why = s.limit.on_token(t);
+    if (why != FinishReason::kStop) {
+      s.result.output.push_back(t);
+      if (s.timing.token_times.empty()) {
+        s.timing.first_token = now;
+        s.timing.first_token_step = step_no_;
+      }
+      s.timing.token_times.push_back(now);
+      s.stream->push(t);
+    }
+    if (!why)
+      s.tokens.push_back(t);  // fed back next step
+    else
+      ended.emplace_back(&s, *why);
+  }
+  for (auto [s, why] : ended) {
+    rep.finished.push_back(s->id);
+    finish(*s, why);
+  }
+}
+
+void Scheduler::finish(Seq& s, FinishReason why, const std::string& error) {
+  release_blocks(s);
+  Completion c;
+  c.result = std::move(s.result);
+  c.result.finish = why;
+  c.error = error;
+  if (!s.ever_admitted) {  // nothing was cached for it, nothing computed
+    c.result.cached_tokens = 0;
+    c.result.fresh_prefill_tokens = c.result.prompt_tokens;
+  }
+  c.timing = std::move(s.timing);
+  c.timing.finished = SteadyClock::now();
+  c.timing.finished_step = step_no_;
+  std::shared_ptr<RequestStream> stream = std::move(s.stream);
+  const RequestId id = s.id;
+  // Erasing destroys `s`.
+  if (auto w = waiting_.find(id); w != waiting_.end() && w->second.get() == &s) {
+    queue_.remove(id);
+    waiting_.erase(w);
+  } else {
+    auto r = std::find_if(running_.begin(), running_.end(), [&](const auto& p) { return p.get() == &s; });
+    if (r != running_.end()) running_.erase(r);
+  }
+  stream->finish(std::move(c));
+}
+
+bool Scheduler::cancel(RequestId id) {
+  if (auto w = waiting_.find(id); w != waiting_.end()) {
+    finish(*w->second, FinishReason::kCancelled);
+    return true;
+  }
+  auto r = std::find_if(running_.begin(), running_.end(), [&](const auto& p) { return p->id == id; });
+  if (r == running_.end()) return false;
+  finish(**r, FinishReason::kCancelled);
+  return true;
+}
+
+void Scheduler::cancel_all() { fail_all({}); }
+
+void Scheduler::fail_all(const std::string& why) {
+  const FinishReason o = why.empty() ? FinishReason::kCancelled : FinishReason::kError;
+  while (!running_.empty()) finish(*running_.back(), o, why);
+  while (!waiting_.empty()) finish(*waiting_.begin()->second, o, why);
+}
+
+void Scheduler::check_invariants() const {
+  pool_.check_invariants();
+  std::vector<int32_t> refs(static_cast<size_t>(pool_.num_blocks()), 0);
+  for (const auto& s : running_) {
+    for (BlockId b : s->table) ++refs[static_cast<size_t>(b)];
+    if (s->n_computed > static_cast<int32_t>(s->table.size()) * block_size_)
+      throw std::logic_error("scheduler: K/V computed past the block table");
+    if (static_cast<int32_t>(s->table.size()) > s->total_blocks)
+      throw std::logic_error("scheduler: a sequence holds more blocks than it can need");
+    for (size_t i = 0; i < s->table.size(); ++i) {
+      const BlockId b = s->table[i];
+      if (!pool_.is_cached(b)) continue;
+      if (static_cast<int32_t>(i) >= s->n_settled_blocks)
+        throw std::logic_error("scheduler: a block still being written is cached");
+      if (pool_.key(b).depth != static_cast<int32_t>(i) || pool_.key(b).scope != s->scope())
+        throw std::logic_error("scheduler: a shared block sits at another depth or scope than it was cached for");
+    }
+  }
+  for (const auto& [id, s] : waiting_)
+    if (!s->table.empty() || s->n_computed != 0) throw std::logic_error("scheduler: a waiting request holds blocks");
+  if (waiting_.size() != queue_.size()) throw std::logic_error("scheduler: the wait queue and waiting set differ");
+  for (BlockId b = 0; b < pool_.num_blocks(); ++b)
+    if (pool_.ref_count(b) != refs[static_cast<size_t>(b)])
+      throw std::logic_error("scheduler: block " + std::to_string(b) + " has " + std::to_string(pool_.ref_count(b)) +
+                             " references, running requests hold " + std::to_string(refs[static_cast<size_t>(b)]));
+}
+
+}  // namespace kvgate

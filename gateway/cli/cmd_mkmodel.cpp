@@ -1,0 +1,47 @@
+// kvgate mkmodel: write a Llama-shaped GGUF with seeded random weights, so
+// benchmarks can run realistic sizes that cannot be downloaded here.
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "engine/model/synthetic_model.h"
+#include "gateway/cli/commands.h"
+
+namespace kvgate::cli {
+namespace {
+
+struct MkmodelOptions {
+  SyntheticModelSpec spec;
+  std::string type = "f32";
+  std::string out;
+};
+
+}  // namespace
+
+void add_mkmodel(CLI::App& app) {
+  auto o = std::make_shared<MkmodelOptions>();
+  CLI::App* cmd = app.add_subcommand("mkmodel", "Write a Llama-shaped GGUF with seeded random weights");
+  cmd->add_option("--out", o->out, "output GGUF file")->required();
+  cmd->add_option("--vocab-from", o->spec.vocab_from, "GGUF whose tokenizer.ggml.* metadata to copy")->required();
+  cmd->add_option("--layers", o->spec.layers, "transformer blocks")->required();
+  cmd->add_option("--dim", o->spec.dim, "embedding width")->required();
+  cmd->add_option("--heads", o->spec.heads, "attention heads")->required();
+  cmd->add_option("--kv-heads", o->spec.kv_heads, "KV heads (defaults to --heads)");
+  cmd->add_option("--ffn", o->spec.ffn, "feed-forward width")->required();
+  cmd->add_option("--context", o->spec.context, "context length")->capture_default_str();
+  cmd->add_option("--rope-base", o->spec.rope_base, "RoPE frequency base")->capture_default_str();
+  cmd->add_option("--seed", o->spec.seed, "weight seed")->capture_default_str();
+  static const std::map<std::string, TensorType> types{
+      {"f32", TensorType::F32}, {"f16", TensorType::F16}, {"bf16", TensorType::BF16}, {"q8_0", TensorType::Q8_0}};
+  cmd->add_option("--type", o->type, "matrix type: f32, f16, bf16, q8_0")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))
+      ->capture_default_str();
+  cmd->callback([o] {
+    if (o->spec.kv_heads == 0) o->spec.kv_heads = o->spec.heads;
+    o->spec.type = types.at(o->type);
+    write_synthetic_model(o->spec, o->out);
+    std::printf("wrote %s\n", o->out.c_str());
+  });
+}
+
+}  // namespace kvgate::cli

@@ -1,0 +1,158 @@
+#include "engine/model/gguf.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "engine/error.h"
+#include "engine/model/float_convert.h"
+#include "engine/model/gguf_writer.h"
+#include "tests/shared_data.h"
+
+namespace kvgate {
+namespace {
+
+using kvgate::testing::shared_path;
+
+std::string error_of(std::span<const std::byte> bytes) {
+  try {
+    GgufFile::parse(bytes);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::byte> small_file() {
+  GgufWriter w;
+  w.set_string("general.architecture", "llama");
+  w.set_u32("llama.block_count", 2);
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-5f);
+  w.set("tokenizer.ggml.tokens", {GgufType::ARRAY, GgufArray{GgufType::STRING, {{GgufType::STRING, std::string("a")}, {GgufType::STRING, std::string("b")}}}});
+  std::vector<std::byte> data(4 * 8 * sizeof(float));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i);
+  w.add_tensor("w", {8, 4}, TensorType::F32, data);
+  std::vector<std::byte> q(2 * sizeof(BlockQ8_0));
+  w.add_tensor("q", {32, 2}, TensorType::Q8_0, q);
+  return w.serialize();
+}
+
+TEST(Gguf, ReadsStories260K) {
+  auto f = GgufFile::open(shared_path("models/stories260K.gguf"));
+  EXPECT_EQ(f->version(), 3u);
+  EXPECT_EQ(f->get_string("general.architecture"), "llama");
+  EXPECT_EQ(f->get_uint("llama.block_count"), 5u);
+  EXPECT_FLOAT_EQ(static_cast<float>(f->get_float("llama.attention.layer_norm_rms_epsilon")), 1e-5f);
+  EXPECT_EQ(f->get_array("tokenizer.ggml.tokens").items.size(), 512u);
+  EXPECT_EQ(f->tensors().size(), 48u);
+  const int64_t dims[] = {64, 512};
+  const GgufTensor& t = f->tensor("token_embd.weight", dims);
+  EXPECT_EQ(t.type, TensorType::F32);
+  EXPECT_EQ(t.nbytes, 64u * 512 * 4);
+}
+
+TEST(Gguf, ReadsF16Model) {
+  auto f = GgufFile::open(shared_path("models/llama-2-tiny-random.gguf"));
+  const GgufTensor* t = f->find_tensor("token_embd.weight");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->type, TensorType::F16);
+  EXPECT_EQ(t->dims, (std::vector<int64_t>{8, 32000}));
+}
+
+TEST(Gguf, ReadsVocabOnlyFileWithNoTensors) {
+  auto f = GgufFile::open(shared_path("testdata/ggml-vocab-gpt-2.gguf"));
+  EXPECT_TRUE(f->tensors().empty());
+  EXPECT_EQ(f->get_string("tokenizer.ggml.model"), "gpt2");
+}
+
+TEST(Gguf, RejectsVersion1WithAClearMessage) {
+  try {
+    GgufFile::open(shared_path("testdata/tinyllamas-stories-260k-f32.gguf"));
+    FAIL() << "v1 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gguf, MissingFileNamesThePath) {
+  try {
+    GgufFile::open("/nonexistent/model.gguf");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/model.gguf"), std::string::npos);
+  }
+}
+
+TEST(Gguf, WriterRoundTrips) {
+  auto bytes = small_file();
+  auto f = GgufFile::parse(bytes);
+  EXPECT_EQ(f->get_uint("llama.block_count"), 2u);
+  EXPECT_EQ(std::get<std::string>(f->get_array("tokenizer.ggml.tokens").items[1].v), "b");
+  const GgufTensor* w = f->find_tensor("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->rows(), 4);
+  EXPECT_EQ(std::memcmp(w->data, bytes.data() + (w->data - bytes.data()), w->nbytes), 0);
+  EXPECT_EQ(static_cast<uint8_t>(w->data[5]), 5);
+  EXPECT_EQ(f->find_tensor("q")->nbytes, 2 * sizeof(BlockQ8_0));
+}
+
+TEST(Gguf, WrongMagic) {
+  auto bytes = small_file();
+  bytes[0] = std::byte{'X'};
+  EXPECT_NE(error_of(bytes).find("wrong magic"), std::string::npos);
+}
+
+TEST(Gguf, EveryTruncationIsACleanError) {
+  auto bytes = small_file();
+  // Padding after the last tensor's data is optional; everything before its end is not.
+  auto whole = GgufFile::parse(bytes);
+  const GgufTensor& last = whole->tensors().back();
+  size_t needed = static_cast<size_t>(last.data - bytes.data()) + last.nbytes;
+  EXPECT_NE(error_of(std::span(bytes).first(needed - 1)).find("truncated"), std::string::npos);
+  for (size_t n = 0; n < needed; ++n) {
+    std::string e = error_of(std::span(bytes).first(n));
+    EXPECT_FALSE(e.empty()) << "truncated to " << n << " bytes was accepted";
+  }
+}
+
+TEST(Gguf, TypeMismatchAndMissingKeyAreNamed) {
+  auto f = GgufFile::parse(small_file());
+  try {
+    f->get_string("llama.block_count");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("llama.block_count"), std::string::npos);
+  }
+  EXPECT_THROW(f->get_uint("llama.context_length"), Error);
+  const int64_t wrong[] = {4, 8};
+  try {
+    f->tensor("w", wrong);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected [4, 8]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gguf, HugeCountsDoNotAllocate) {
+  auto bytes = small_file();
+  // metadata count lives at byte 16: claim 2^60 entries.
+  uint64_t huge = uint64_t{1} << 60;
+  std::memcpy(bytes.data() + 16, &huge, 8);
+  EXPECT_NE(error_of(bytes).find("metadata count"), std::string::npos);
+}
+
+TEST(FloatConvert, RoundTrips) {
+  EXPECT_EQ(f16_to_f32(f32_to_f16(1.5f)), 1.5f);
+  EXPECT_EQ(bf16_to_f32(f32_to_bf16(-2.0f)), -2.0f);
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i) x[i] = std::sin(i * 0.37f) * 3;
+  std::vector<BlockQ8_0> q(2);
+  quantize_row(TensorType::Q8_0, x.data(), q.data(), 64);
+  std::vector<float> y(64);
+  dequantize_row(TensorType::Q8_0, q.data(), y.data(), 64);
+  for (int i = 0; i < 64; ++i) EXPECT_NEAR(x[i], y[i], 3.0 / 127);
+}
+
+}  // namespace
+}  // namespace kvgate

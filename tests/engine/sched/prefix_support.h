@@ -1,0 +1,133 @@
+// Helpers shared by the prefix cache tests (tests/engine/sched/prefix_*_test.cpp): a Scheduler over a pool of a chosen size, and a Backend decorator
+// that records what each step ran.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/backend.h"
+#include "engine/model/model.h"
+#include "engine/model/model_fingerprint.h"
+#include "engine/sched/scheduler.h"
+#include "engine/cpu/cpu_backend.h"
+#include "tests/engine/test_models.h"
+
+namespace kvgate::prefix_testing {
+
+using kvgate::testing::stories;
+using kvgate::testing::synthetic;
+
+inline const cache::ModelFingerprint& fingerprint_of(const Model& m) {
+  static std::map<const Model*, cache::ModelFingerprint> memo;
+  auto it = memo.find(&m);
+  if (it == memo.end()) it = memo.emplace(&m, model_fingerprint(m, KvLayout{KvType::kF32})).first;  // the CPU backend's
+  return it->second;
+}
+
+// What each forward() ran: per sequence, (start_pos, token count).
+struct StepLog {
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> steps;
+  std::vector<std::pair<BlockId, BlockId>> copies;
+};
+
+class RecordingBackend final : public Backend {
+ public:
+  RecordingBackend(std::unique_ptr<Backend> inner, std::shared_ptr<StepLog> log)
+      : inner_(std::move(inner)), log_(std::move(log)) {}
+  std::string_view name() const override { return inner_->name(); }
+  const ModelConfig& config() const override { return inner_->config(); }
+  KvLayout kv_layout() const override { return inner_->kv_layout(); }
+  const KvCapacity& kv_capacity() const override { return inner_->kv_capacity(); }
+  void forward(std::span<const SequenceStep> batch, Logits& out) override {
+    auto& step = log_->steps.emplace_back();
+    for (const SequenceStep& s : batch) step.emplace_back(s.start_pos, static_cast<int32_t>(s.tokens.size()));
+    inner_->forward(batch, out);
+  }
+  void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { inner_->copy_block_to_host(b, dst); }
+  void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { inner_->copy_block_from_host(b, src); }
+  void copy_block(BlockId src, BlockId dst) override {
+    log_->copies.emplace_back(src, dst);
+    inner_->copy_block(src, dst);
+  }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::shared_ptr<StepLog> log_;
+};
+
+struct PrefixSpec {
+  int32_t block_size = 16;
+  int32_t n_blocks = 0;  // 0: enough for one full context
+  bool prefix_cache = true;
+  int32_t max_running = 0;  // 0: as many as the step budget
+  TokenId eos = -1;
+  cache::BlockHashFn hash_fn = cache::hash_block;
+  std::shared_ptr<StepLog> log;  // set: record steps
+  // Larger than every prompt these tests send, so that a prompt's uncached
+  // part is prefilled in the step that admits it (the step logs say so).
+  int32_t max_step_tokens = 512;
+};
+
+inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Model> model, const PrefixSpec& spec) {
+  BackendOptions bo;
+  bo.block_size = spec.block_size;
+  if (spec.n_blocks > 0)
+    bo.kv_budget_bytes = kv_budget_for_blocks(model->config(), KvType::kF32, spec.block_size, spec.n_blocks);
+  SchedulerOptions so;
+  so.model = fingerprint_of(*model);
+  so.prefix_cache = spec.prefix_cache;
+  so.max_running = spec.max_running;
+  so.max_step_tokens = spec.max_step_tokens;
+  so.eos = spec.eos;
+  so.hash_fn = spec.hash_fn;
+  std::unique_ptr<Backend> be = make_cpu_backend(model, bo);
+  if (spec.log) be = std::make_unique<RecordingBackend>(std::move(be), spec.log);
+  return std::make_unique<Scheduler>(std::move(be), std::move(so));
+}
+
+inline Request greedy(Tokens prompt, int32_t max_tokens, cache::ScopeId scope = {1, 1}) {
+  Request r;
+  r.prompt = std::move(prompt);
+  r.sampling.temperature = 0;
+  r.max_tokens = max_tokens;
+  r.ignore_eos = true;
+  r.scope = scope;
+  return r;
+}
+
+// Steps until idle, checking invariants after every step; returns the steps taken.
+inline int64_t drain(Scheduler& s, int64_t max_steps = 100000) {
+  int64_t n = 0;
+  while (!s.idle() && n < max_steps) {
+    s.step();
+    s.check_invariants();
+    ++n;
+  }
+  EXPECT_TRUE(s.idle());
+  return n;
+}
+
+// Submits `req`, drains, and returns its result from the stream's completion.
+inline RequestResult run_one(Scheduler& s, Request req, Submitter who = {}) {
+  auto st = s.submit(std::move(req), who);
+  drain(s);
+  EXPECT_TRUE(st->finished());
+  return st->finished() ? st->wait().result : RequestResult{};
+}
+
+// Deterministic pseudo-random token ids in [3, vocab).
+inline Tokens some_tokens(size_t n, int32_t vocab, uint32_t salt) {
+  Tokens t(n);
+  uint32_t x = 2463534242u ^ (salt * 2654435761u);
+  for (auto& id : t) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
+  }
+  return t;
+}
+
+}  // namespace kvgate::prefix_testing
