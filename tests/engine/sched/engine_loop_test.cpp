@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <future>
+#include <stdexcept>
 #include <cmath>
 #include <thread>
 
@@ -97,6 +99,83 @@ TEST(SchedulerEngine, AFailedStepEndsEveryRequestInFlightWithTheError) {
   EXPECT_EQ(b->wait().result.finish, FinishReason::kError);
   EXPECT_EQ(a->wait().error, "device lost");
   EXPECT_EQ(engine.available_blocks(), engine.num_blocks());
+}
+
+// Ending the requests after a failed step calls their streams' callbacks;
+// one that throws must not take the engine loop (and the process) down, nor
+// keep the other streams from finishing.
+TEST(SchedulerEngine, ACallbackThatThrowsWhenAFailedStepEndsItDoesNotKillTheLoop) {
+  auto m = stories();
+  Engine engine(std::make_unique<FailingBackend>(make_cpu_backend(m, backend_options(*m, {})), 2),
+                scheduler_options(*m, {}));
+  auto bad = engine.submit(greedy(some_tokens(30, 512, 83), 50), {}, [](TokenId, const Completion* done) {
+    if (done) throw std::runtime_error("consumer bug");
+  });
+  auto good = engine.submit(greedy(some_tokens(30, 512, 84), 50), {.tenant = 1});
+  EXPECT_EQ(bad->wait().result.finish, FinishReason::kError);
+  EXPECT_EQ(good->wait().result.finish, FinishReason::kError);
+  EXPECT_EQ(bad->callback_failures(), 1);
+  // The loop is alive: it still answers, and every block is back.
+  EXPECT_EQ(engine.available_blocks(), engine.num_blocks());
+}
+
+// A backend that holds its first forward pass until the test lets it go.
+class GatedBackend final : public Backend {
+ public:
+  explicit GatedBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  std::string_view name() const override { return "gated"; }
+  const ModelConfig& config() const override { return inner_->config(); }
+  KvLayout kv_layout() const override { return inner_->kv_layout(); }
+  const KvCapacity& kv_capacity() const override { return inner_->kv_capacity(); }
+  void forward(std::span<const SequenceStep> batch, Logits& out) override {
+    if (!opened_) {
+      entered_.set_value();
+      gate_.get_future().wait();
+      opened_ = true;
+    }
+    inner_->forward(batch, out);
+  }
+  void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { inner_->copy_block_to_host(b, dst); }
+  void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { inner_->copy_block_from_host(b, src); }
+
+  std::promise<void> entered_, gate_;
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  bool opened_ = false;
+};
+
+// TTFT counts from when a request reached the engine, not from when the loop
+// got round to its inbox: a request submitted while a step runs is stamped
+// at submit(). (Clock readings are only ordered here, never measured.)
+TEST(SchedulerEngine, ArrivalIsStampedWhenSubmittedNotWhenTheLoopDrainsTheInbox) {
+  auto m = stories();
+  auto gated = std::make_unique<GatedBackend>(make_cpu_backend(m, backend_options(*m, {})));
+  GatedBackend& gate = *gated;
+  auto entered = gate.entered_.get_future();
+  Engine engine(std::move(gated), scheduler_options(*m, {}));
+  auto first = engine.submit(greedy(some_tokens(20, 512, 91), 4), {});
+  entered.wait();  // the loop is inside a step
+  const SteadyClock::time_point before = SteadyClock::now();
+  auto second = engine.submit(greedy(some_tokens(20, 512, 92), 4), {.tenant = 1});
+  const SteadyClock::time_point after = SteadyClock::now();
+  gate.gate_.set_value();
+  const RequestTiming& t = second->wait().timing;
+  EXPECT_GE(t.arrival, before);
+  EXPECT_LE(t.arrival, after);
+  EXPECT_EQ(first->wait().result.finish, FinishReason::kLength);
+}
+
+TEST(SchedulerEngine, SubmitRefusesARequestWithoutACacheScope) {
+  auto engine = make_engine();
+  Request r = greedy(some_tokens(10, 512, 93), 4);
+  r.scope.reset();
+  try {
+    engine->submit(r, {});
+    FAIL() << "a request without a scope was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cache scope"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SchedulerEngine, ShutdownWithRequestsInFlightFinishesEveryStream) {
