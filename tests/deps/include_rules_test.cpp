@@ -1,0 +1,293 @@
+// DESIGN.md's one-way dependencies between modules, checked on every
+// project #include in the source tree. A module's dependencies are what its
+// files include: if this test passes, no arrow points back up.
+//
+// The rules (a path is relative to the source root):
+//   policies/  uses policies/ only
+//   cache/     cache/, policies/
+//   tenancy/   tenancy/ only
+//   engine/    engine/, cache/, policies/
+//   kernels/   kernels/, the Backend seam headers, cache/ids.h
+//   gateway/   anything but tests/
+//   nothing    includes tests/
+// and inside engine/:
+//   the seam headers include only each other, cache/ids.h and cache/hash128.h
+//   model/     not sched/, cpu/, text/, tokenizer/
+//   tokenizer/ not sched/, cpu/, text/, sampling/
+//   cpu/       not sched/, tokenizer/, text/, sampling/
+//   sampling/  not sched/, tokenizer/, text/, model/; of cpu/ only vec_math.h
+//   text/      not sched/, cpu/, sampling/
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace kvgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kModules = {"policies", "cache", "tenancy", "engine", "kernels", "gateway"};
+
+// The Backend seam: the only engine/ headers kernels/ may see.
+const std::set<std::string> kSeamHeaders = {"engine/backend.h", "engine/batch.h", "engine/model_config.h",
+                                            "engine/kv_layout.h", "engine/error.h"};
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string module_of(const std::string& path) { return path.substr(0, path.find('/')); }
+
+// Why `file` may not include `target` (both relative to the source root),
+// or nothing when it may.
+std::optional<std::string> why_forbidden(const std::string& file, const std::string& target) {
+  const std::string from = module_of(file);
+  const std::string to = module_of(target);
+  auto in = [&](std::initializer_list<const char*> allowed) {
+    return std::any_of(allowed.begin(), allowed.end(), [&](const char* m) { return to == m; });
+  };
+  if (to == "tests") return "no module includes tests/";
+  if (from == "policies" && !in({"policies"})) return "policies/ uses nothing of ours";
+  if (from == "cache" && !in({"cache", "policies"})) return "cache/ may use only policies/";
+  if (from == "tenancy" && !in({"tenancy"})) return "tenancy/ uses nothing of ours";
+  if (from == "engine" && !in({"engine", "cache", "policies"})) return "engine/ may use only cache/ and policies/";
+  if (from == "kernels" && !in({"kernels"}) && !kSeamHeaders.count(target) && target != "cache/ids.h")
+    return "kernels/ may see only the Backend seam headers and cache/ids.h";
+  if (from != "engine") return std::nullopt;
+
+  if (kSeamHeaders.count(file)) {
+    if (kSeamHeaders.count(target) || target == "cache/ids.h" || target == "cache/hash128.h") return std::nullopt;
+    return "the Backend seam headers include only each other, cache/ids.h and cache/hash128.h";
+  }
+  struct Rule {
+    const char* sub;
+    std::vector<const char*> banned;
+  };
+  static const std::vector<Rule> kEngineRules = {
+      {"engine/model/", {"engine/sched/", "engine/cpu/", "engine/text/", "engine/tokenizer/"}},
+      {"engine/tokenizer/", {"engine/sched/", "engine/cpu/", "engine/text/", "engine/sampling/"}},
+      {"engine/cpu/", {"engine/sched/", "engine/tokenizer/", "engine/text/", "engine/sampling/"}},
+      {"engine/sampling/", {"engine/sched/", "engine/tokenizer/", "engine/text/", "engine/model/"}},
+      {"engine/text/", {"engine/sched/", "engine/cpu/", "engine/sampling/"}},
+  };
+  for (const Rule& rule : kEngineRules) {
+    if (!starts_with(file, rule.sub)) continue;
+    for (const char* banned : rule.banned)
+      if (starts_with(target, banned)) return std::string(rule.sub) + " may not use " + banned;
+  }
+  if (starts_with(file, "engine/sampling/") && starts_with(target, "engine/cpu/") &&
+      target != "engine/cpu/vec_math.h")
+    return "engine/sampling/ may use only engine/cpu/vec_math.h of engine/cpu/";
+  return std::nullopt;
+}
+
+struct Include {
+  int line;
+  std::string spelled;  // as written between the quotes (or brackets)
+};
+
+// Every `#include "..."` of a source text, and every `#include <module/...>`
+// that names one of ours, so angle brackets are no way around the rules.
+std::vector<Include> includes_of(const std::string& text) {
+  static const std::regex quoted(R"(^\s*#\s*include\s*"([^"]+)\")");
+  static const std::regex angled(R"(^\s*#\s*include\s*<((cache|policies|tenancy|engine|kernels|gateway|tests)/[^>]+)>)");
+  std::vector<Include> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    std::smatch m;
+    if (std::regex_search(line, m, quoted) || std::regex_search(line, m, angled)) out.push_back({n, m[1]});
+  }
+  return out;
+}
+
+// The path an include names, relative to the source root: beside the
+// including file first (as the preprocessor looks for quoted includes),
+// then from the root. Nothing for a header that is not ours.
+std::optional<std::string> resolve(const fs::path& root, const std::string& file, const std::string& spelled) {
+  const fs::path beside = (fs::path(file).parent_path() / spelled).lexically_normal();
+  if (fs::exists(root / beside)) return beside.generic_string();
+  const fs::path from_root = fs::path(spelled).lexically_normal();
+  if (fs::exists(root / from_root)) return from_root.generic_string();
+  const std::string first = module_of(from_root.generic_string());
+  if (first == "tests" || std::find(kModules.begin(), kModules.end(), first) != kModules.end())
+    return from_root.generic_string();  // ours, though missing: still held to the rules
+  return std::nullopt;
+}
+
+// One line per forbidden include in `file`'s text: "file:line: includes X (why)".
+std::vector<std::string> check_file(const fs::path& root, const std::string& file, const std::string& text) {
+  std::vector<std::string> out;
+  for (const Include& inc : includes_of(text)) {
+    const auto target = resolve(root, file, inc.spelled);
+    if (!target) continue;
+    std::optional<std::string> why;
+    if (starts_with(*target, "../")) why = "outside the source tree";
+    else why = why_forbidden(file, *target);
+    if (why) out.push_back(file + ":" + std::to_string(inc.line) + ": includes " + *target + " (" + *why + ")");
+  }
+  return out;
+}
+
+bool is_source(const fs::path& p) {
+  static const std::set<std::string> kExt = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh"};
+  return kExt.count(p.extension().string()) > 0;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct TreeReport {
+  std::vector<std::string> files;       // every source file checked
+  std::vector<std::string> violations;  // every forbidden include
+};
+
+TreeReport check_tree(const fs::path& root) {
+  TreeReport r;
+  for (const std::string& module : kModules) {
+    if (!fs::is_directory(root / module)) continue;
+    for (const auto& entry : fs::recursive_directory_iterator(root / module)) {
+      if (!entry.is_regular_file() || !is_source(entry.path())) continue;
+      const std::string file = entry.path().lexically_relative(root).generic_string();
+      r.files.push_back(file);
+      for (std::string& v : check_file(root, file, read_all(entry.path()))) r.violations.push_back(std::move(v));
+    }
+  }
+  std::sort(r.files.begin(), r.files.end());
+  std::sort(r.violations.begin(), r.violations.end());
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += "  " + l + "\n";
+  return s;
+}
+
+const fs::path kRoot = KVGATE_SOURCE_DIR;
+
+TEST(IncludeRules, EveryModuleIncludesOnlyWhatTheDesignTableAllows) {
+  const TreeReport r = check_tree(kRoot);
+  // A wrong root would check nothing and pass: make sure the tree was seen.
+  ASSERT_TRUE(std::binary_search(r.files.begin(), r.files.end(), "engine/sched/scheduler.cpp"))
+      << "the source tree was not found at " << kRoot;
+  ASSERT_TRUE(std::binary_search(r.files.begin(), r.files.end(), "cache/block_pool.h"));
+  EXPECT_TRUE(r.violations.empty()) << r.violations.size() << " forbidden includes:\n" << joined(r.violations);
+}
+
+// The checker itself, on synthetic files: each forbidden include is reported,
+// each allowed one is not, so the tree test above can fail.
+TEST(IncludeRules, TheCheckerReportsAForbiddenInclude) {
+  const auto v = check_file(kRoot, "cache/x.h", "#pragma once\n#include \"engine/request.h\"\n");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].find("cache/x.h:2: includes engine/request.h"), std::string::npos) << v[0];
+}
+
+TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
+  struct Case {
+    const char* file;
+    const char* target;
+    bool allowed;
+  };
+  const Case cases[] = {
+      {"policies/eviction/x.h", "policies/ids.h", true},
+      {"policies/eviction/x.h", "cache/ids.h", false},
+      {"cache/x.cpp", "policies/eviction/eviction_policy.h", true},
+      {"cache/x.cpp", "tenancy/tenant.h", false},
+      {"tenancy/x.cpp", "tenancy/ledger.h", true},
+      {"tenancy/x.cpp", "cache/ids.h", false},
+      {"tenancy/x.cpp", "engine/request.h", false},
+      {"engine/sched/x.cpp", "cache/block_pool.h", true},
+      {"engine/sched/x.cpp", "engine/cpu/cpu_backend.h", true},
+      {"engine/request.h", "cache/block_hash.h", true},
+      {"engine/x.cpp", "tenancy/usage.h", false},
+      {"engine/x.cpp", "gateway/cli/commands.h", false},
+      {"kernels/x.cu", "engine/backend.h", true},
+      {"kernels/x.cu", "engine/kv_layout.h", true},
+      {"kernels/x.cu", "cache/ids.h", true},
+      {"kernels/x.cu", "kernels/norm.cuh", true},
+      {"kernels/x.cu", "cache/block_pool.h", false},
+      {"kernels/x.cu", "engine/cpu/kv_pool.h", false},
+      {"kernels/x.cu", "engine/request.h", false},
+      {"gateway/cli/x.cpp", "tenancy/tenancy.h", true},
+      {"gateway/cli/x.cpp", "engine/sched/engine.h", true},
+      {"gateway/x.cpp", "tests/shared_data.h", false},
+      {"engine/x.cpp", "tests/shared_data.h", false},
+      {"engine/backend.h", "engine/batch.h", true},
+      {"engine/batch.h", "cache/ids.h", true},
+      {"engine/model_config.h", "cache/hash128.h", true},
+      {"engine/backend.h", "cache/block_pool.h", false},
+      {"engine/backend.h", "engine/model/tensor_type.h", false},
+      {"engine/model/x.h", "engine/backend.h", true},
+      {"engine/model/x.h", "engine/sched/engine.h", false},
+      {"engine/model/x.h", "engine/cpu/kv_pool.h", false},
+      {"engine/model/x.h", "engine/text/stop_strings.h", false},
+      {"engine/model/x.h", "engine/tokenizer/vocab.h", false},
+      {"engine/tokenizer/x.h", "engine/model/gguf.h", true},
+      {"engine/tokenizer/x.h", "engine/text/text_stream.h", false},
+      {"engine/tokenizer/x.h", "engine/sampling/sampler.h", false},
+      {"engine/cpu/x.h", "engine/model/model.h", true},
+      {"engine/cpu/x.h", "engine/tokenizer/vocab.h", false},
+      {"engine/cpu/x.h", "engine/sampling/sampler.h", false},
+      {"engine/sampling/x.cpp", "engine/cpu/vec_math.h", true},
+      {"engine/sampling/x.cpp", "engine/cpu/matmul.h", false},
+      {"engine/sampling/x.cpp", "engine/model/model.h", false},
+      {"engine/sampling/x.cpp", "engine/sched/scheduler.h", false},
+      {"engine/text/x.cpp", "engine/tokenizer/tokenizer.h", true},
+      {"engine/text/x.cpp", "engine/sampling/sampler.h", false},
+      {"engine/text/x.cpp", "engine/cpu/vec_math.h", false},
+  };
+  for (const Case& c : cases) {
+    const auto why = why_forbidden(c.file, c.target);
+    EXPECT_EQ(!why.has_value(), c.allowed) << c.file << " including " << c.target << ": " << why.value_or("allowed");
+  }
+}
+
+TEST(IncludeRules, IncludesAreReadAsThePreprocessorReadsThem) {
+  const std::string text =
+      "#include \"engine/request.h\"\n"
+      "  #  include   \"cache/ids.h\"  // spaced\n"
+      "#include <vector>\n"
+      "#include <tenancy/usage.h>\n"
+      "// #include \"commented/out.h\" is not at the start of a line\n";
+  const auto incs = includes_of(text);
+  ASSERT_EQ(incs.size(), 3u);
+  EXPECT_EQ(incs[0].spelled, "engine/request.h");
+  EXPECT_EQ(incs[1].spelled, "cache/ids.h");
+  EXPECT_EQ(incs[1].line, 2);
+  EXPECT_EQ(incs[2].spelled, "tenancy/usage.h");
+}
+
+TEST(IncludeRules, AnIncludeResolvesBesideItsFileFirstThenFromTheRoot) {
+  const fs::path root = fs::temp_directory_path() / ("kvgate_include_rules_" + std::to_string(::getpid()));
+  fs::create_directories(root / "engine/cpu");
+  fs::create_directories(root / "tenancy");
+  std::ofstream(root / "engine/cpu/dot.h") << "#pragma once\n";
+  std::ofstream(root / "tenancy/usage.h") << "#pragma once\n";
+  EXPECT_EQ(resolve(root, "engine/cpu/matmul.cpp", "dot.h"), "engine/cpu/dot.h");
+  EXPECT_EQ(resolve(root, "engine/cpu/matmul.cpp", "tenancy/usage.h"), "tenancy/usage.h");
+  EXPECT_EQ(resolve(root, "engine/cpu/matmul.cpp", "xxhash.h"), std::nullopt);  // not ours
+  // A path that climbs out of engine/ is still held to engine/'s rules, and
+  // a missing header of ours is checked all the same.
+  auto v = check_file(root, "engine/cpu/x.cpp", "#include \"../../tenancy/usage.h\"\n");
+  ASSERT_EQ(v.size(), 1u) << joined(v);
+  EXPECT_NE(v[0].find("includes tenancy/usage.h"), std::string::npos) << v[0];
+  v = check_file(root, "engine/cpu/x.cpp", "#include \"tenancy/not_yet_written.h\"\n");
+  EXPECT_EQ(v.size(), 1u) << joined(v);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace kvgate
