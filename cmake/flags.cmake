@@ -16,10 +16,25 @@ if(CMAKE_BUILD_TYPE STREQUAL "Release")
   target_compile_options(kvgate_options INTERFACE -O3)
 endif()
 
+# ThreadSanitizer (clang): its own build, since it cannot be combined with
+# AddressSanitizer. ops/test runs the threaded suites in it.
+option(KVGATE_TSAN "Build with ThreadSanitizer (clang)" OFF)
+if(KVGATE_TSAN AND KVGATE_SANITIZE)
+  message(FATAL_ERROR "KVGATE_TSAN and KVGATE_SANITIZE are exclusive: ThreadSanitizer cannot run with AddressSanitizer")
+endif()
+if(KVGATE_TSAN AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "KVGATE_TSAN needs clang")
+endif()
+
 # check_invariants() after every mutating BlockPool call and every
-# Scheduler step: on in the sanitizer build, off in Release (it is linear in
+# Scheduler step: on in the sanitizer builds, off in Release (it is linear in
 # the pool size).
-option(KVGATE_CHECK_INVARIANTS "Check cache and scheduler invariants after every mutation" ${KVGATE_SANITIZE})
+if(KVGATE_SANITIZE OR KVGATE_TSAN)
+  set(KVGATE_CHECK_INVARIANTS_DEFAULT ON)
+else()
+  set(KVGATE_CHECK_INVARIANTS_DEFAULT OFF)
+endif()
+option(KVGATE_CHECK_INVARIANTS "Check cache and scheduler invariants after every mutation" ${KVGATE_CHECK_INVARIANTS_DEFAULT})
 if(KVGATE_CHECK_INVARIANTS)
   target_compile_definitions(kvgate_options INTERFACE KVGATE_CHECK_INVARIANTS)
 endif()
@@ -28,6 +43,12 @@ if(KVGATE_SANITIZE)
   set(KVGATE_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_compile_options(kvgate_options INTERFACE ${KVGATE_SAN_FLAGS})
   target_link_options(kvgate_options INTERFACE ${KVGATE_SAN_FLAGS})
+endif()
+
+if(KVGATE_TSAN)
+  set(KVGATE_TSAN_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
+  target_compile_options(kvgate_options INTERFACE ${KVGATE_TSAN_FLAGS})
+  target_link_options(kvgate_options INTERFACE ${KVGATE_TSAN_FLAGS})
 endif()
 
 if(KVGATE_FUZZ)
