@@ -9,9 +9,15 @@
 // The two runs compute the same K/V through different code paths (a shared
 // block was computed by another request's prefill, a suffix prefill is a
 // smaller matrix product than a full one), so logits agree only to float
-// rounding. A divergence is accepted only where the reference itself was a
-// near-tie between the two tokens (|logit gap| < kTieTolerance), which on
-// the reference machine does not happen for these seeds; anything else fails.
+// rounding. A divergence (an "escape") is accepted only where the reference
+// itself was a near-tie between the two tokens (|logit gap| < kTieTolerance,
+// measured by a fresh backend prefilling the common context), and only a
+// few of them: at most one per kRequestsPerEscape requests of a config.
+// Each escape is printed with its gap, and the count is printed per config;
+// on the reference machine there are none for these seeds (nor in 150 other
+// seeds each of the B=4 and synthetic configs, ~19,000 requests). Requests built
+// on an escaped one (continuations of a different conversation) are not
+// compared, and every request that is not compared must be one of those.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,7 +31,13 @@ namespace {
 
 using namespace kvgate::prefix_testing;
 
+// Logits of these models differ between two code paths by a few 1e-5 (see
+// CpuBackend.BatchedDecode*); a gap 100 times that is still a tie.
 constexpr float kTieTolerance = 1e-3f;
+constexpr TokenId kEos = 2;  // </s> in both vocabularies (stories260K's, llama-spm's)
+// The bound on escapes: at most max(1, requests / 32) per config. Float
+// noise makes exact ties rare; a run of them points at a real difference.
+constexpr int kRequestsPerEscape = 32;
 
 struct RequestSpec {
   int parent = -1;              // continue this earlier request's conversation
@@ -186,7 +198,7 @@ void check_config(const Config& c) {
   auto model = c.model();
   std::mt19937 rng(c.seed);
   const Workload w = make_workload(rng, c.block_size, model->config().vocab_size, c.waves, c.per_wave);
-  const PrefixSpec on{c.block_size, c.n_blocks, true, c.max_running, 2, c.hash_fn, nullptr};
+  const PrefixSpec on{c.block_size, c.n_blocks, true, c.max_running, kEos, c.hash_fn, nullptr};
   PrefixSpec off = on;
   off.prefix_cache = false;
   // A request may use all but one block (the copy-on-write spare); the last
@@ -196,9 +208,17 @@ void check_config(const Config& c) {
   const Played a = play(w, *run_on, c.block_size, max_positions);
   const Played b = play(w, *run_off, c.block_size, max_positions);
 
-  int compared = 0, ties = 0, whole_hits = 0;
+  // Each request's parent in the workload (-1: a fresh conversation).
+  std::vector<int> parent;
+  for (const Wave& wave : w.waves)
+    for (const RequestSpec& spec : wave.requests) parent.push_back(spec.parent);
+
+  int compared = 0, escapes = 0, whole_hits = 0;
+  float widest_escape_gap = 0;
   int64_t cached = 0, prompts = 0;
   ASSERT_EQ(a.results.size(), b.results.size());
+  ASSERT_EQ(a.results.size(), parent.size());
+  std::vector<bool> differs(a.results.size(), false);  // prompt or output not the same in both runs
   for (size_t i = 0; i < a.results.size(); ++i) {
     const RequestResult &ra = a.results[i], &rb = b.results[i];
     const int32_t P = ra.prompt_tokens;
@@ -211,7 +231,14 @@ void check_config(const Config& c) {
     cached += ra.cached_tokens;
     prompts += P;
     whole_hits += ra.cached_tokens == P - 1 && P % c.block_size == 0 && P > 1;
-    if (a.requests[i].prompt != b.requests[i].prompt) continue;  // built on an accepted near-tie
+    if (a.requests[i].prompt != b.requests[i].prompt) {
+      // Only a continuation of a request that already differed may differ.
+      const int p = parent[i];
+      EXPECT_TRUE(p >= 0 && differs[static_cast<size_t>(p)])
+          << "request " << i << " got different prompts in the two runs, and its parent " << p << " did not differ";
+      differs[i] = true;
+      continue;
+    }
     ++compared;
     const Tokens &oa = ra.output, &ob = rb.output;
     const auto d = std::mismatch(oa.begin(), oa.end(), ob.begin(), ob.end());
@@ -219,14 +246,28 @@ void check_config(const Config& c) {
       EXPECT_EQ(ra.finish, rb.finish) << "request " << i;
       continue;
     }
-    ASSERT_TRUE(d.first != oa.end() && d.second != ob.end()) << "request " << i << ": one output is a prefix of the other";
+    differs[i] = true;
+    ++escapes;
+    // What each run chose at the first difference; an output that ended
+    // there chose EOS (which is not part of the output).
+    auto chosen = [&](const Tokens& o, Tokens::const_iterator at, const RequestResult& r) -> TokenId {
+      if (at != o.end()) return *at;
+      EXPECT_EQ(r.finish, FinishReason::kStop) << "request " << i << ": one output is a prefix of the other";
+      return kEos;
+    };
+    const TokenId ta = chosen(oa, d.first, ra), tb = chosen(ob, d.second, rb);
     Tokens context = a.requests[i].prompt;
     context.insert(context.end(), ob.begin(), d.second);
-    const float gap = logit_gap(model, context, *d.first, *d.second);
+    const float gap = logit_gap(model, context, ta, tb);
+    widest_escape_gap = std::max(widest_escape_gap, gap);
+    std::printf("[ %-26s ] escape: request %zu, output token %td: cache on chose %d, off chose %d, logit gap %.3g\n",
+                c.name, i, d.second - ob.begin(), ta, tb, static_cast<double>(gap));
     EXPECT_LT(gap, kTieTolerance) << "request " << i << " diverges at output token " << (d.second - ob.begin())
                                   << " with cache on vs off, and it was no near-tie";
-    ++ties;
   }
+  const int allowed_escapes = std::max(1, static_cast<int>(a.results.size()) / kRequestsPerEscape);
+  EXPECT_LE(escapes, allowed_escapes) << "near-tie escapes: " << escapes << " in " << a.results.size()
+                                      << " requests; more than floating-point noise explains";
   // The workload exercised what it is meant to.
   EXPECT_GT(cached, 0);
   EXPECT_GE(whole_hits, c.min_whole_prompt_hits);
@@ -234,12 +275,12 @@ void check_config(const Config& c) {
   if (c.preempts) {
     EXPECT_GT(a.preemptions, 0);
   }
-  EXPECT_GE(compared, static_cast<int>(a.results.size()) * 3 / 4);
   EXPECT_EQ(a.stats.blocks_in_use, 0);
   EXPECT_EQ(b.stats.blocks_in_use, 0);
-  std::printf("[ %-26s ] %zu requests, %d compared, %d near-ties, %lld of %lld prompt tokens cached, %d whole-prompt hits, "
-              "%lld evictions, %lld/%lld preemptions (cache on/off)\n",
-              c.name, a.results.size(), compared, ties, static_cast<long long>(cached), static_cast<long long>(prompts), whole_hits,
+  std::printf("[ %-26s ] %zu requests, %d compared, %d near-tie escapes (at most %d; widest gap %.3g), %lld of %lld "
+              "prompt tokens cached, %d whole-prompt hits, %lld evictions, %lld/%lld preemptions (cache on/off)\n",
+              c.name, a.results.size(), compared, escapes, allowed_escapes, static_cast<double>(widest_escape_gap),
+              static_cast<long long>(cached), static_cast<long long>(prompts), whole_hits,
               static_cast<long long>(a.stats.all.evictions), static_cast<long long>(a.preemptions),
               static_cast<long long>(b.preemptions));
 }
