@@ -12,8 +12,8 @@
 // requests not yet ended fail again at the next step).
 //
 // Thread ownership: sched_ belongs to the loop thread (and to whoever joined
-// it, afterwards); the inbox fields are
-// GUARDED_BY(mu_); steps_/preemptions_ are atomics written by the loop.
+// it, afterwards); the inbox fields are guarded by mu_ (checked by clang's
+// -Wthread-safety); steps_/preemptions_ are atomics written by the loop.
 #include "engine/sched/engine.h"
 
 #include <cstdio>
@@ -35,7 +35,7 @@ std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, Reques
   (void)request_limits(req, bounds_);  // on the caller's thread: bad input is the caller's error, not the loop's
   auto stream = std::make_shared<RequestStream>(next_id_++, std::move(cb));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!stopping_) {
       submissions_.push_back({std::move(req), who, stream, arrival});
       wake_.notify_one();
@@ -51,7 +51,7 @@ std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, Reques
 }
 
 void Engine::cancel(RequestId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cancels_.push_back(id);
   wake_.notify_one();
 }
@@ -59,7 +59,7 @@ void Engine::cancel(RequestId id) {
 int32_t Engine::available_blocks() {
   std::future<int32_t> answer;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!stopping_) {
       queries_.emplace_back();
       answer = queries_.back().get_future();
@@ -73,11 +73,11 @@ int32_t Engine::available_blocks() {
 
 void Engine::shutdown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     wake_.notify_one();
   }
-  std::lock_guard join(join_mu_);
+  MutexLock join(join_mu_);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -88,10 +88,8 @@ void Engine::loop() {
   for (;;) {
     bool stop = false;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [&] {
-        return stopping_ || !submissions_.empty() || !cancels_.empty() || !queries_.empty() || !sched_->idle();
-      });
+      MutexLock lock(mu_);
+      while (!has_work()) wake_.wait(mu_);
       subs.swap(submissions_);
       cancels.swap(cancels_);
       queries.swap(queries_);
@@ -106,6 +104,10 @@ void Engine::loop() {
     steps_.store(sched_->steps());
     preemptions_.store(sched_->preemptions());
   }
+}
+
+bool Engine::has_work() const {
+  return stopping_ || !submissions_.empty() || !cancels_.empty() || !queries_.empty() || !sched_->idle();
 }
 
 void Engine::drain(std::vector<Submission>& subs, std::vector<RequestId>& cancels) {

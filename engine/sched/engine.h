@@ -11,13 +11,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "engine/mutex.h"
 #include "engine/sched/scheduler.h"
 
 namespace kvgate {
@@ -57,20 +56,21 @@ class Engine {
     std::shared_ptr<RequestStream> stream;
     SteadyClock::time_point arrival;
   };
-  void loop();
+  void loop() ABSL_LOCKS_EXCLUDED(mu_);
+  bool has_work() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void drain(std::vector<Submission>& subs, std::vector<RequestId>& cancels);
   void run_step();
 
   std::unique_ptr<Scheduler> sched_;  // the loop thread's alone once started
   const RequestBounds bounds_;        // a copy: submit() checks requests without touching sched_
   const int32_t num_blocks_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::vector<Submission> submissions_;  // GUARDED_BY(mu_)
-  std::vector<RequestId> cancels_;       // GUARDED_BY(mu_)
-  std::vector<std::promise<int32_t>> queries_;  // GUARDED_BY(mu_); answered after cancels_
-  bool stopping_ = false;                // GUARDED_BY(mu_)
-  std::mutex join_mu_;                   // serializes shutdown()'s join (callers on several threads)
+  Mutex mu_;
+  CondVar wake_;
+  std::vector<Submission> submissions_ ABSL_GUARDED_BY(mu_);
+  std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::promise<int32_t>> queries_ ABSL_GUARDED_BY(mu_);  // answered after cancels_
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  Mutex join_mu_;                        // serializes shutdown()'s join (callers on several threads)
   std::atomic<RequestId> next_id_{1};
   std::atomic<int64_t> steps_{0}, preemptions_{0};  // published by the loop for observers
   std::thread thread_;                   // last: started once everything above exists

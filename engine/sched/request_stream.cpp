@@ -8,7 +8,7 @@ namespace kvgate {
 void RequestStream::push(TokenId token) {
   call_back(token, nullptr);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     tokens_.push_back(token);
   }
   cv_.notify_all();
@@ -16,7 +16,7 @@ void RequestStream::push(TokenId token) {
 
 void RequestStream::finish(Completion c) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (finished_) return;
     done_ = std::move(c);
     finished_ = true;
@@ -38,8 +38,8 @@ void RequestStream::call_back(TokenId token, const Completion* done) noexcept {
 }
 
 std::optional<TokenId> RequestStream::pop() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !tokens_.empty() || finished_; });
+  MutexLock lock(mu_);
+  while (tokens_.empty() && !finished_) cv_.wait(mu_);
   if (tokens_.empty()) return std::nullopt;
   const TokenId t = tokens_.front();
   tokens_.pop_front();
@@ -47,7 +47,7 @@ std::optional<TokenId> RequestStream::pop() {
 }
 
 std::optional<TokenId> RequestStream::try_pop() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (tokens_.empty()) return std::nullopt;
   const TokenId t = tokens_.front();
   tokens_.pop_front();
@@ -55,13 +55,13 @@ std::optional<TokenId> RequestStream::try_pop() {
 }
 
 bool RequestStream::finished() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return finished_;
 }
 
 const Completion& RequestStream::wait() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return finished_; });
+  MutexLock lock(mu_);
+  while (!finished_) cv_.wait(mu_);
   return done_;
 }
 

@@ -10,13 +10,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "engine/mutex.h"
 #include "engine/request.h"
 #include "engine/sched/request_timing.h"
 
@@ -60,11 +59,13 @@ class RequestStream {
   const RequestId id_;
   const Callback cb_;
   std::atomic<int64_t> callback_failures_{0};
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<TokenId> tokens_;  // GUARDED_BY(mu_)
-  bool finished_ = false;       // GUARDED_BY(mu_)
-  Completion done_;             // GUARDED_BY(mu_); immutable once finished_
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<TokenId> tokens_ ABSL_GUARDED_BY(mu_);
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // Written once, under mu_, before finished_ is set; immutable after, so
+  // wait() hands out a reference that is read without the lock.
+  Completion done_;
 };
 
 }  // namespace kvgate

@@ -94,7 +94,7 @@ bool WordCache::lookup(std::string_view word, Tokens& out) const {
 
 bool WordCache::lookup_shared(std::string_view word, uint64_t h, Tokens& out) const {
   Shard& s = shard(h);
-  std::lock_guard lock(s.mu);
+  MutexLock lock(s.mu);
   // The shard index used the low bits; probe with the high ones.
   for (size_t i = (h >> 32) & (kSlotsPerShard - 1);; i = (i + 1) & (kSlotsPerShard - 1)) {
     const Slot& slot = s.slots[i];
@@ -112,7 +112,7 @@ void WordCache::insert(std::string_view word, const TokenId* ids, size_t n) cons
   const uint64_t h = hash(word);
   remember_locally(word, h, ids, n);
   Shard& s = shard(h);
-  std::lock_guard lock(s.mu);
+  MutexLock lock(s.mu);
   if (s.used >= kSlotsPerShard / 2) {  // full: start over rather than track age
     std::fill(s.slots.begin(), s.slots.end(), Slot{});
     s.keys.clear();

@@ -21,12 +21,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cache/ids.h"
+#include "engine/mutex.h"
 
 namespace kvgate {
 
@@ -51,12 +51,11 @@ class WordCache {
     uint16_t key_len = 0, n_ids = 0;
   };
   struct Shard {
-    std::mutex mu;
-    // All guarded by mu.
-    std::vector<Slot> slots;
-    std::string keys;
-    std::vector<TokenId> ids;
-    size_t used = 0;
+    Mutex mu;
+    std::vector<Slot> slots ABSL_GUARDED_BY(mu);
+    std::string keys ABSL_GUARDED_BY(mu);
+    std::vector<TokenId> ids ABSL_GUARDED_BY(mu);
+    size_t used ABSL_GUARDED_BY(mu) = 0;
   };
 
   static uint64_t hash(std::string_view word);
