@@ -150,7 +150,7 @@ std::vector<ApiKeyInfo> ApiKeys::list(std::string_view tenant_id) const {
 }
 
 void ApiKeys::revoke(std::string_view tenant_id, std::string_view key_id) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   ApiKeyInfo k = load(tenant_id, key_id);
   if (!k.active()) return;  // revoking twice is harmless
   k.revoked_ns = clock_.now_ns();
@@ -162,7 +162,7 @@ void ApiKeys::revoke(std::string_view tenant_id, std::string_view key_id) {
 }
 
 IssuedKey ApiKeys::rotate(std::string_view tenant_id, std::string_view key_id) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   ApiKeyInfo old = load(tenant_id, key_id);
   if (!old.active()) {
     throw Error(ErrorCode::kInvalidArgument, "key '" + std::string(key_id) + "' is revoked");

@@ -4,13 +4,13 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tenancy/clock.h"
+#include "tenancy/mutex.h"
 #include "tenancy/store.h"
 #include "tenancy/tenant.h"
 #include "tenancy/tenant_registry.h"
@@ -53,9 +53,10 @@ class ApiKeys {
   IssuedKey create(std::string_view tenant_id, std::string_view label);
   std::vector<ApiKeyInfo> list(std::string_view tenant_id) const;
   // Effective immediately: the next authenticate() with this key fails.
-  void revoke(std::string_view tenant_id, std::string_view key_id);
+  void revoke(std::string_view tenant_id, std::string_view key_id) ABSL_LOCKS_EXCLUDED(write_mu_);
   // Issues a new key with the same label and revokes the old one, atomically.
-  IssuedKey rotate(std::string_view tenant_id, std::string_view key_id);
+  IssuedKey rotate(std::string_view tenant_id, std::string_view key_id)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
 
   // The tenant and key id for an active key of an active tenant; nullopt for
   // anything else (unknown, malformed, revoked, suspended tenant), without
@@ -69,7 +70,9 @@ class ApiKeys {
   Store& store_;
   const TenantRegistry& tenants_;
   const Clock& clock_;
-  std::mutex write_mu_;  // serialises revoke/rotate read-modify-write
+  // Serialises revoke/rotate read-modify-write. What it guards lives in
+  // RocksDB, not in a field, so nothing here is ABSL_GUARDED_BY.
+  Mutex write_mu_;
 };
 
 // The SHA-256 digest of a key string (32 raw bytes).

@@ -3,11 +3,9 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "tenancy/ledger_record.h"
+#include "tenancy/mutex.h"
 #include "tenancy/store.h"
 
 namespace kvgate::tenancy {
@@ -48,7 +47,7 @@ class Ledger {
   // Validates `r` (throws kInvariantViolated / kInvalidArgument), then blocks
   // until it is on disk, or finds its request id already recorded. Many
   // threads may call this at once; their records share one synced write.
-  RecordOutcome record(const LedgerRecord& r);
+  RecordOutcome record(const LedgerRecord& r) ABSL_LOCKS_EXCLUDED(mu_);
 
   std::optional<LedgerRecord> find(std::string_view request_id) const;
   // Records of `tenant_id` finished in [from_ns, to_ns), oldest first.
@@ -67,11 +66,12 @@ class Ledger {
 
  private:
   struct Writer;
-  void commit_group(const std::vector<Writer*>& group);
+  // Runs without mu_; catches everything, so the leader always retakes it.
+  void commit_group(const std::vector<Writer*>& group) noexcept ABSL_LOCKS_EXCLUDED(mu_);
 
   Store& store_;
-  std::mutex mu_;
-  std::deque<Writer*> queue_;  // guarded by mu_; front() is the leader
+  Mutex mu_;
+  std::deque<Writer*> queue_ ABSL_GUARDED_BY(mu_);  // front() is the leader
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> records_{0};
 };

@@ -12,7 +12,9 @@
 //    admissions can never jointly overshoot a limit.
 // Thread-safety: map_mu_ guards only the map; each tenant's State has its own
 // mutex, so tenants never contend with each other. States are never erased,
-// so a State& stays valid once looked up.
+// so a State& stays valid once looked up. The fields' ABSL_GUARDED_BY and the
+// helpers' ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) (quota.h) let clang's
+// -Wthread-safety check this.
 #include "tenancy/quota.h"
 
 #include "tenancy/checked_math.h"
@@ -20,18 +22,6 @@
 #include "tenancy/utc_calendar.h"
 
 namespace kvgate::tenancy {
-
-struct Quotas::State {
-  std::mutex mu;
-  std::optional<TokenBucket> requests;  // engaged while the limit is nonzero
-  std::optional<TokenBucket> tokens;
-  uint64_t in_flight = 0;
-  std::unordered_set<uint64_t> open_tickets;
-  bool month_known = false;
-  int64_t month_start_ns = 0;
-  uint64_t spent = 0;          // this UTC month, settled requests
-  uint64_t reserved_cost = 0;  // open tickets' worst-case cost
-};
 
 namespace {
 
@@ -103,7 +93,7 @@ Quotas::Quotas(const Clock& clock, SpendSource spend) : clock_(clock), spend_(st
 Quotas::~Quotas() = default;
 
 Quotas::State& Quotas::state(const std::string& tenant_id) {
-  std::lock_guard<std::mutex> lock(map_mu_);
+  MutexLock lock(map_mu_);
   std::unique_ptr<State>& s = states_[tenant_id];
   if (!s) s = std::make_unique<State>();
   return *s;
@@ -200,7 +190,7 @@ Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estim
   const uint64_t est_cost = worst_case_cost(plan, e);
 
   State& s = state(tenant.id);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   sync_limits(s, tenant.quotas, now);
   roll_month(s, tenant.id, now);
 
@@ -237,7 +227,7 @@ uint64_t Quotas::settle(const Ticket& t, const TokenUsage& usage) {
   const std::optional<uint64_t> cost = try_cost_micros(t.plan, usage);
   State& s = state(t.tenant_id);
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(s.mu);
     close_ticket(s, t, usage, now);
     roll_month(s, t.tenant_id, now);
     s.spent = sat_add(s.spent, cost.value_or(kU64Max));
@@ -251,7 +241,7 @@ PendingSpend Quotas::settle_pending(const Ticket& t, const TokenUsage& usage) {
   const std::optional<uint64_t> cost = try_cost_micros(t.plan, usage);
   State& s = state(t.tenant_id);
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(s.mu);
     close_ticket(s, t, usage, now);
     // An unpriceable request can never be committed, so nothing is held.
     if (cost) s.reserved_cost = sat_add(s.reserved_cost, *cost);
@@ -263,7 +253,7 @@ PendingSpend Quotas::settle_pending(const Ticket& t, const TokenUsage& usage) {
 void Quotas::commit_spend(const PendingSpend& p) {
   const int64_t now = clock_.now_ns();
   State& s = state(p.tenant_id);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   s.reserved_cost = sat_sub(s.reserved_cost, p.cost_micros);
   roll_month(s, p.tenant_id, now);
   s.spent = sat_add(s.spent, p.cost_micros);
@@ -271,14 +261,14 @@ void Quotas::commit_spend(const PendingSpend& p) {
 
 void Quotas::cancel_spend(const PendingSpend& p) {
   State& s = state(p.tenant_id);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   s.reserved_cost = sat_sub(s.reserved_cost, p.cost_micros);
 }
 
 RateStatus Quotas::rate_status(const Tenant& tenant) {
   const int64_t now = clock_.now_ns();
   State& s = state(tenant.id);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   sync_limits(s, tenant.quotas, now);
   RateStatus r;
   if (s.requests) {
@@ -294,13 +284,13 @@ RateStatus Quotas::rate_status(const Tenant& tenant) {
 
 uint64_t Quotas::in_flight(const std::string& tenant_id) {
   State& s = state(tenant_id);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   return s.in_flight;
 }
 
 uint64_t Quotas::month_spend_micros(const std::string& tenant_id) {
   State& s = state(tenant_id);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(s.mu);
   roll_month(s, tenant_id, clock_.now_ns());
   return s.spent;
 }

@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -25,6 +24,7 @@
 #include <variant>
 
 #include "tenancy/clock.h"
+#include "tenancy/mutex.h"
 #include "tenancy/prices.h"
 #include "tenancy/quota_limits.h"
 #include "tenancy/tenant.h"
@@ -132,26 +132,47 @@ class Quotas {
   static uint64_t counted_tokens(const TokenUsage& u, uint32_t cached_weight_permille);
 
  private:
-  struct State;
-  State& state(const std::string& tenant_id);
-  void sync_limits(State& s, const QuotaLimits& limits, int64_t now);
-  void roll_month(State& s, const std::string& tenant_id, int64_t now);
-  void close_ticket(State& s, const Ticket& t, const TokenUsage& usage, int64_t now);
+  // One tenant's limits and counters, under its own mu (quota.cpp's
+  // invariants).
+  struct State {
+    Mutex mu;
+    std::optional<TokenBucket> requests ABSL_GUARDED_BY(mu);  // engaged while the limit is nonzero
+    std::optional<TokenBucket> tokens ABSL_GUARDED_BY(mu);
+    uint64_t in_flight ABSL_GUARDED_BY(mu) = 0;
+    std::unordered_set<uint64_t> open_tickets ABSL_GUARDED_BY(mu);
+    bool month_known ABSL_GUARDED_BY(mu) = false;
+    int64_t month_start_ns ABSL_GUARDED_BY(mu) = 0;
+    uint64_t spent ABSL_GUARDED_BY(mu) = 0;  // this UTC month, settled requests
+    // Open tickets' worst-case cost, plus the real cost of pending spends.
+    uint64_t reserved_cost ABSL_GUARDED_BY(mu) = 0;
+  };
+
+  State& state(const std::string& tenant_id) ABSL_LOCKS_EXCLUDED(map_mu_);
+  void sync_limits(State& s, const QuotaLimits& limits, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
+  void roll_month(State& s, const std::string& tenant_id, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
+  void close_ticket(State& s, const Ticket& t, const TokenUsage& usage, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   // admit()'s steps: each check_* is one limit, charge() takes all of them.
-  static std::optional<Refusal> check_concurrency(const State& s, const Tenant& tenant);
-  static std::optional<Refusal> check_requests(State& s, const Tenant& tenant, int64_t now);
+  static std::optional<Refusal> check_concurrency(const State& s, const Tenant& tenant)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
+  static std::optional<Refusal> check_requests(State& s, const Tenant& tenant, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   static std::optional<Refusal> check_tokens(State& s, const Tenant& tenant, uint64_t tokens,
-                                             int64_t now);
+                                             int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   static std::optional<Refusal> check_spend(const State& s, const Tenant& tenant,
-                                            uint64_t est_cost, int64_t now);
+                                            uint64_t est_cost, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
   Ticket charge(State& s, const Tenant& tenant, const PricePlan& plan, uint64_t tokens,
-                uint64_t est_cost, int64_t now);
+                uint64_t est_cost, int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
 
   const Clock& clock_;
   SpendSource spend_;
   std::atomic<uint64_t> next_ticket_{1};
-  std::mutex map_mu_;  // guards states_ (the map, not the states)
-  std::unordered_map<std::string, std::unique_ptr<State>> states_;
+  Mutex map_mu_;
+  // The map, not the States: each State has its own mu.
+  std::unordered_map<std::string, std::unique_ptr<State>> states_ ABSL_GUARDED_BY(map_mu_);
 };
 
 // The cap on KV blocks a tenant may keep cached (0: unlimited).

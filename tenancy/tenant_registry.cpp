@@ -3,7 +3,8 @@
 //    its cached blocks (in every tier, across restarts) stay reachable;
 //  - an org scope exists for every org that has a sharing tenant; it is
 //    written in the same batch as the tenant that first needs it.
-// Thread-safety: reads go straight to RocksDB; writes hold write_mu_.
+// Thread-safety: reads go straight to RocksDB; create and update (the
+// read-check-write sequences) hold write_mu_; put_plan is one blind Put.
 #include "tenancy/tenant_registry.h"
 
 #include <memory>
@@ -49,7 +50,7 @@ Tenant TenantRegistry::create(const NewTenant& spec) {
   t.created_ns = clock_.now_ns();
   validate(t);
 
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (store_.get(Family::kTenants, t.id)) {
     throw Error(ErrorCode::kAlreadyExists, "tenant '" + t.id + "' already exists");
   }
@@ -73,7 +74,7 @@ Tenant TenantRegistry::get(std::string_view id) const {
 }
 
 Tenant TenantRegistry::update(const Tenant& changed) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(write_mu_);
   const Tenant stored = get(changed.id);
   Tenant t = changed;
   t.own_scope = stored.own_scope;

@@ -1,13 +1,13 @@
 // Tenants, price plans and organisation cache scopes in the store.
 #pragma once
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tenancy/clock.h"
+#include "tenancy/mutex.h"
 #include "tenancy/prices.h"
 #include "tenancy/store.h"
 #include "tenancy/tenant.h"
@@ -28,12 +28,12 @@ class TenantRegistry {
   TenantRegistry(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
 
   // Throws kAlreadyExists if the id is taken, kNotFound if the plan is unknown.
-  Tenant create(const NewTenant& spec);
+  Tenant create(const NewTenant& spec) ABSL_LOCKS_EXCLUDED(write_mu_);
   std::optional<Tenant> find(std::string_view id) const;
   Tenant get(std::string_view id) const;  // throws kNotFound
   // Replaces name, org, sharing, status, plan and quotas; id, own scope and
   // creation time are kept from the stored record.
-  Tenant update(const Tenant& changed);
+  Tenant update(const Tenant& changed) ABSL_LOCKS_EXCLUDED(write_mu_);
   std::vector<Tenant> list() const;
 
   void put_plan(const PricePlan& plan);  // creates or replaces
@@ -47,13 +47,17 @@ class TenantRegistry {
 
  private:
   void validate(const Tenant& t) const;
-  void ensure_org_scope(const Tenant& t, rocksdb::WriteBatch* batch);
+  // Adds the org's scope to `batch` unless the store has it: a check that
+  // stays true only while the caller holds write_mu_ until `batch` is written.
+  void ensure_org_scope(const Tenant& t, rocksdb::WriteBatch* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   Store& store_;
   const Clock& clock_;
   // Serialises read-check-write sequences (create, update, org scope
-  // creation); admin writes are rare, so one mutex is plenty.
-  std::mutex write_mu_;
+  // creation); admin writes are rare, so one mutex is plenty. What it guards
+  // lives in RocksDB, not in a field, so nothing here is ABSL_GUARDED_BY.
+  Mutex write_mu_;
 };
 
 }  // namespace kvgate::tenancy
