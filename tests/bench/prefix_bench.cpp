@@ -38,6 +38,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int32_t kPrompt = 2048, kCachedPrefix = 1920, kBlock = 16, kRuns = 5, kStepTokens = 4096;
+static_assert(kCachedPrefix % kBlock == 0, "the shared prefix is whole blocks: all of it can hit");
 constexpr cache::ScopeId kScope{0x7e4a47, 1};
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -50,6 +51,23 @@ double median(std::vector<double> v) {
 Tokens concat(Tokens a, const Tokens& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+// A figure is only worth printing if the run did what the table says: a
+// failed check aborts the benchmark with a message instead.
+void require(bool ok, const std::string& what) {
+  if (ok) return;
+  std::fprintf(stderr, "prefix bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// Every request's prompt must be accounted as exactly `cached` cached tokens
+// and the rest prefilled.
+void require_cached(const RequestResult& r, int32_t prompt, int32_t cached, const char* which) {
+  require(r.prompt_tokens == prompt && r.cached_tokens == cached && r.fresh_prefill_tokens == prompt - cached,
+          std::string(which) + ": expected " + std::to_string(prompt) + " prompt tokens, " + std::to_string(cached) +
+              " cached, got " + std::to_string(r.prompt_tokens) + " prompt, " + std::to_string(r.cached_tokens) +
+              " cached, " + std::to_string(r.fresh_prefill_tokens) + " prefilled");
 }
 
 struct Ttft {
@@ -73,10 +91,7 @@ Ttft time_to_first_token(Scheduler& sched, Tokens prompt) {
     ++steps;
   } while (!stream->try_pop());
   const double s = seconds_since(t0);
-  if (steps != 1) {
-    std::fprintf(stderr, "prefix bench: the first token took %lld steps, not one forward pass\n", static_cast<long long>(steps));
-    std::exit(1);
-  }
+  require(steps == 1, "the first token took " + std::to_string(steps) + " steps, not one forward pass");
   while (!sched.idle()) sched.step();
   return {s, stream->wait().result};
 }
@@ -112,15 +127,21 @@ int main(int argc, char** argv) {
   Scheduler sched(make_cpu_backend(model, bo), std::move(so));
 
   const Tokens prefix = bench_prompt(kCachedPrefix, c.vocab_size, 1);
-  time_to_first_token(sched, bench_prompt(256, c.vocab_size, 2));  // warm-up: page in the weights
+  // Warm-up: page in the weights.
+  require_cached(time_to_first_token(sched, bench_prompt(256, c.vocab_size, 2)).result, 256, 0, "warm-up");
   // Seed the cache: a request sharing the 1,920-token prefix, then diverging.
-  time_to_first_token(sched, concat(prefix, bench_prompt(kPrompt - kCachedPrefix, c.vocab_size, 3)));
+  require_cached(time_to_first_token(sched, concat(prefix, bench_prompt(kPrompt - kCachedPrefix, c.vocab_size, 3))).result,
+                 kPrompt, 0, "seeding request");
 
   std::vector<double> cold, warm;
   RequestResult cold_r, warm_r;
   for (int i = 0; i < kRuns; ++i) {
     Ttft w = time_to_first_token(sched, concat(prefix, bench_prompt(kPrompt - kCachedPrefix, c.vocab_size, 100 + i)));
     Ttft k = time_to_first_token(sched, bench_prompt(kPrompt, c.vocab_size, 200 + i));
+    // Warm: exactly the shared prefix's 120 full blocks hit (its fresh
+    // suffix shares nothing); cold: nothing.
+    require_cached(w.result, kPrompt, kCachedPrefix, ("warm run " + std::to_string(i)).c_str());
+    require_cached(k.result, kPrompt, 0, ("cold run " + std::to_string(i)).c_str());
     warm.push_back(w.seconds), warm_r = w.result;
     cold.push_back(k.seconds), cold_r = k.result;
   }
@@ -158,19 +179,21 @@ int main(int argc, char** argv) {
       std::vector<cache::BlockHash> ch;
       ch.reserve(kPrompt / kBlock);
       cache::extend_chain(ch, cache::chain_seed({kScope, fp, kBlock, ""}), prompt, kBlock);
-      if (ch.size() != chain.size()) return 1;
+      require(ch.size() == chain.size(), "the hash chain's length changed between runs");
     }
     hash_ns.push_back(seconds_since(t) * 1e9 / reps / kPrompt);
     t = Clock::now();
     for (int i = 0; i < reps; ++i) {
       std::vector<BlockId> hits = pool.lookup(kScope, seed, chain, prompt);
+      require(hits.size() == chain.size(), "the full-hit lookup found " + std::to_string(hits.size()) + " of " +
+                                               std::to_string(chain.size()) + " blocks");
       std::reverse(hits.begin(), hits.end());
       pool.release(hits);
     }
     hit_ns.push_back(seconds_since(t) * 1e9 / reps / kPrompt);
     t = Clock::now();
     for (int i = 0; i < reps; ++i)
-      if (!pool.lookup(kScope, seed, stranger_chain, stranger).empty()) return 1;
+      require(pool.lookup(kScope, seed, stranger_chain, stranger).empty(), "a stranger's prompt hit the cache");
     miss_ns.push_back(seconds_since(t) * 1e9 / reps / kPrompt);
   }
   const double prefill_ns = cold_s * 1e9 / kPrompt;
