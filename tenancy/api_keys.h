@@ -47,7 +47,7 @@ struct Principal {
 
 class ApiKeys {
  public:
-  ApiKeys(Store& store, const TenantRegistry& tenants, const Clock& clock)
+  ApiKeys(Store& store, const TenantRegistry& tenants, const WallClock& clock)
       : store_(store), tenants_(tenants), clock_(clock) {}
 
   IssuedKey create(std::string_view tenant_id, std::string_view label);
@@ -69,7 +69,7 @@ class ApiKeys {
 
   Store& store_;
   const TenantRegistry& tenants_;
-  const Clock& clock_;
+  const WallClock& clock_;
   // Serialises revoke/rotate read-modify-write. What it guards lives in
   // RocksDB, not in a field, so nothing here is ABSL_GUARDED_BY.
   Mutex write_mu_;

@@ -1,5 +1,6 @@
-// Wall-clock time for quotas, key timestamps and month boundaries. Injected
-// everywhere so tests drive time by hand and never sleep.
+// WallClock: wall-clock time for quotas, key timestamps and month
+// boundaries, named apart from the engine's SteadyClock (latencies), which
+// never jumps. Injected everywhere so tests drive time by hand and never sleep.
 #pragma once
 
 #include <atomic>
@@ -9,13 +10,13 @@
 namespace kvgate::tenancy {
 
 // Nanoseconds since the Unix epoch, UTC. Implementations must be thread-safe.
-class Clock {
+class WallClock {
  public:
-  virtual ~Clock() = default;
+  virtual ~WallClock() = default;
   virtual int64_t now_ns() const = 0;
 };
 
-class SystemClock final : public Clock {
+class SystemClock final : public WallClock {
  public:
   int64_t now_ns() const override {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -29,7 +30,7 @@ class SystemClock final : public Clock {
 };
 
 // A clock that moves only when told to; safe to read from many threads.
-class ManualClock final : public Clock {
+class ManualClock final : public WallClock {
  public:
   explicit ManualClock(int64_t start_ns = 0) : ns_(start_ns) {}
   int64_t now_ns() const override { return ns_.load(std::memory_order_acquire); }

@@ -89,7 +89,7 @@ const char* limit_name(Limit l) noexcept {
   return "?";
 }
 
-Quotas::Quotas(const Clock& clock, SpendSource spend) : clock_(clock), spend_(std::move(spend)) {}
+Quotas::Quotas(const WallClock& clock, SpendSource spend) : clock_(clock), spend_(std::move(spend)) {}
 Quotas::~Quotas() = default;
 
 Quotas::State& Quotas::state(const std::string& tenant_id) {

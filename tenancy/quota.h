@@ -102,7 +102,7 @@ class Quotas {
   using SpendSource =
       std::function<uint64_t(const std::string& tenant_id, int64_t from_ns, int64_t to_ns)>;
 
-  explicit Quotas(const Clock& clock, SpendSource spend = {});
+  explicit Quotas(const WallClock& clock, SpendSource spend = {});
   ~Quotas();
   Quotas(const Quotas&) = delete;
   Quotas& operator=(const Quotas&) = delete;
@@ -167,7 +167,7 @@ class Quotas {
   Ticket charge(State& s, const Tenant& tenant, const PricePlan& plan, uint64_t tokens,
                 uint64_t est_cost, int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
 
-  const Clock& clock_;
+  const WallClock& clock_;
   SpendSource spend_;
   std::atomic<uint64_t> next_ticket_{1};
   Mutex map_mu_;

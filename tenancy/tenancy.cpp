@@ -12,7 +12,7 @@
 
 namespace kvgate::tenancy {
 
-Tenancy::Tenancy(const std::string& data_dir, const Clock& clock)
+Tenancy::Tenancy(const std::string& data_dir, const WallClock& clock)
     : store_(data_dir),
       tenants_(store_, clock),
       keys_(store_, tenants_, clock),

@@ -20,7 +20,7 @@ namespace kvgate::tenancy {
 class Tenancy {
  public:
   // Opens (or creates) the store under data_dir. The clock must outlive this.
-  explicit Tenancy(const std::string& data_dir, const Clock& clock = SystemClock::instance());
+  explicit Tenancy(const std::string& data_dir, const WallClock& clock = SystemClock::instance());
 
   std::optional<Principal> authenticate(std::string_view key) const {
     return keys_.authenticate(key);

@@ -25,7 +25,7 @@ struct NewTenant {
 
 class TenantRegistry {
  public:
-  TenantRegistry(Store& store, const Clock& clock) : store_(store), clock_(clock) {}
+  TenantRegistry(Store& store, const WallClock& clock) : store_(store), clock_(clock) {}
 
   // Throws kAlreadyExists if the id is taken, kNotFound if the plan is unknown.
   Tenant create(const NewTenant& spec) ABSL_LOCKS_EXCLUDED(write_mu_);
@@ -53,7 +53,7 @@ class TenantRegistry {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   Store& store_;
-  const Clock& clock_;
+  const WallClock& clock_;
   // Serialises read-check-write sequences (create, update, org scope
   // creation); admin writes are rare, so one mutex is plenty. What it guards
   // lives in RocksDB, not in a field, so nothing here is ABSL_GUARDED_BY.
