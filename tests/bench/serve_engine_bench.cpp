@@ -11,9 +11,20 @@
 // at most max_step_tokens tokens. At c >= 16 a third row runs chunked at
 // twice the budget: the budget trades ITL against TTFT and throughput.
 //
+// Against the machine: its read bandwidth and OpenBLAS sgemm peak are
+// measured in the same run, and each row says how close the level came to
+// either bound. Every step reads every weight matrix once, and each decode
+// token reads its sequence's K/V so far: those bytes over the level's wall
+// time, against read bandwidth, are what decode is bound by. The FLOPs of
+// the tokens the level processed (2 per weight per token, the output head
+// once per output token, attention over the positions each token sees),
+// against sgemm, are what prefill is bound by. Prefill's own K/V reads and
+// recomputation after a preemption are not counted: both ratios are lower
+// bounds on the work done.
+//
 // A noisy 2-core VM: best of kRuns per cell (one at c = 64, to keep the
 // whole table within a few minutes); read the on/off ratios, not the
-// absolute figures.
+// absolute figures. `serve_engine SHARED MODELS c` runs just level c.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,7 +57,22 @@ double pct(std::vector<double> v, double p) {
 struct Row {
   double tok_s, ttft_p50, ttft_p99, itl_p50, itl_p99, itl_max;
   int64_t steps;
+  double gbps, gflops;  // bytes read and FLOPs done per second of the level's wall time (see the top)
 };
+
+struct Limits {
+  double copy_gbps, read_gbps, sgemm_gflops;
+};
+
+// FLOPs of one token through the linear layers (2 per weight; the output
+// head is counted separately, once per output token).
+double linear_flops_per_token(const LlamaWeights& w) {
+  double per_layer = 0;
+  for (const Matrix* m : {&w.layers[0].wq, &w.layers[0].wk, &w.layers[0].wv, &w.layers[0].wo, &w.layers[0].w_gate,
+                          &w.layers[0].w_up, &w.layers[0].w_down})
+    per_layer += static_cast<double>(m->rows) * static_cast<double>(m->cols);
+  return 2.0 * per_layer * static_cast<double>(w.layers.size());
+}
 
 Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint& fp, int conc, int n_req,
               bool chunked, int32_t budget, uint32_t salt) {
@@ -83,13 +109,29 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
   const double wall = std::chrono::duration<double>(SteadyClock::now() - t0).count();
   std::vector<double> ttft, itl;
   int64_t out = 0;
+  // Work the level did: tokens prefilled and decoded, and for each the
+  // positions its attention saw (a token at position p sees p + 1).
+  double tokens = 0, positions_seen = 0, decode_positions = 0;
   for (const Completion& d : done) {
     out += static_cast<int64_t>(d.result.output.size());
     ttft.push_back(ttft_ms(d.timing));
     for (double g : itl_ms(d.timing)) itl.push_back(g);
+    const double P = d.result.prompt_tokens, fresh = d.result.fresh_prefill_tokens;
+    const double decoded = std::max<double>(0, static_cast<double>(d.result.output.size()) - 1);  // token 1 comes from prefill
+    tokens += fresh + decoded;
+    positions_seen += (P - fresh) * fresh + fresh * (fresh + 1) / 2;  // the prefilled suffix, causal
+    const double dpos = decoded * (P + 1) + decoded * (decoded - 1) / 2;  // positions P .. P + decoded - 1
+    positions_seen += dpos;
+    decode_positions += dpos;
   }
+  const double kv_token = static_cast<double>(kv_bytes_per_token(c, KvType::kF32));
+  const double bytes = static_cast<double>(engine.steps()) * static_cast<double>(model->weights().matrix_bytes()) +
+                       kv_token * decode_positions;
+  const double head = 2.0 * static_cast<double>(model->weights().output.rows * model->weights().output.cols);
+  const double flops = linear_flops_per_token(model->weights()) * tokens + head * static_cast<double>(out) +
+                       4.0 * positions_seen * c.head_dim * c.n_heads * c.n_layers;
   return {static_cast<double>(out) / wall, pct(ttft, 0.5), pct(ttft, 0.99), pct(itl, 0.5), pct(itl, 0.99),
-          pct(itl, 1.0), engine.steps()};
+          pct(itl, 1.0), engine.steps(), bytes / wall / 1e9, flops / wall / 1e9};
 }
 
 }  // namespace
@@ -102,18 +144,26 @@ int main(int argc, char** argv) {
   if (argc > 3) levels = {std::atoi(argv[3])};  // one level, for a quick look
 
   std::printf("# Serving engine: continuous batching, chunked prefill on/off\n\n%s\n\n", machine_summary().c_str());
+  const Limits lim{measure_copy_bandwidth_gbps(), measure_read_bandwidth_gbps(), measure_sgemm_peak_gflops()};
+  std::printf("| machine limit | measured |\n|---|---|\n");
+  std::printf("| STREAM copy bandwidth | %.1f GB/s |\n| read bandwidth (sum) | %.1f GB/s |\n", lim.copy_gbps, lim.read_gbps);
+  std::printf("| OpenBLAS sgemm peak (best of 512^3, 1024^3, 2048^3) | %.1f GFLOP/s |\n\n", lim.sgemm_gflops);
   auto model = Model::load(bench_model_110m(models_dir, shared, TensorType::F32));
   const cache::ModelFingerprint fp = model_fingerprint(*model, KvLayout{KvType::kF32});
   std::printf("Model: ~110M f32, CPU backend. Prompts %d tokens (random, no prefix hits), outputs %d tokens. "
               "Chunked: max_step_tokens %d (and %d at c >= 16); unchunked: %d (a prompt runs whole). "
               "Requests per level: 4 at c = 1, "
               "else 2c (later prompts arrive while earlier requests decode). Best of %d runs (by tok/s) for c <= 16, "
-              "one run at c = 64.\n\n",
-              kPrompt, kOutput, kChunkedBudget, 2 * kChunkedBudget, kUnchunkedBudget, kRuns);
+              "one run at c = 64. GB/s: weights read once per step plus each decode token's K/V, over wall time, "
+              "and its share of read bandwidth (%.1f GB/s); GFLOP/s: the tokens' FLOPs over wall time, and its "
+              "share of sgemm peak (%.1f GFLOP/s).\n\n",
+              kPrompt, kOutput, kChunkedBudget, 2 * kChunkedBudget, kUnchunkedBudget, kRuns, lim.read_gbps,
+              lim.sgemm_gflops);
   (void)run_level(model, fp, 1, 1, true, kChunkedBudget, 999);  // warm-up: page in the weights
 
   std::printf("| c | chunked | budget | requests | steps | out tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | "
-              "ITL p99 ms | ITL max ms |\n|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+              "ITL p99 ms | ITL max ms | GB/s | vs read BW | GFLOP/s | vs sgemm |\n"
+              "|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::vector<std::pair<Row, Row>> on_off;
   for (int c : levels) {
     const int n = c == 1 ? 4 : 2 * c;
@@ -134,9 +184,10 @@ int main(int argc, char** argv) {
         if (k == 0 || r.tok_s > best[m].tok_s) best[m] = r;
       }
       const Row& r = best[m];
-      std::printf("| %d | %s | %d | %d | %lld | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f |\n", c,
-                  modes[m].chunked ? "on" : "off", modes[m].budget, n, static_cast<long long>(r.steps), r.tok_s,
-                  r.ttft_p50, r.ttft_p99, r.itl_p50, r.itl_p99, r.itl_max);
+      std::printf("| %d | %s | %d | %d | %lld | %.1f | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.0f%% |\n",
+                  c, modes[m].chunked ? "on" : "off", modes[m].budget, n, static_cast<long long>(r.steps), r.tok_s,
+                  r.ttft_p50, r.ttft_p99, r.itl_p50, r.itl_p99, r.itl_max, r.gbps, 100.0 * r.gbps / lim.read_gbps,
+                  r.gflops, 100.0 * r.gflops / lim.sgemm_gflops);
       std::fflush(stdout);
     }
     on_off.emplace_back(best[0], best[1]);
