@@ -87,7 +87,7 @@ Row bench_decode(const std::string& label, std::shared_ptr<const Model> model, i
   // run is the machine's capability, as STREAM reports it).
   constexpr int32_t kReps = 3;
   const int32_t blocks_per_seq = (context + kReps * steps + 1 + opt.block_size - 1) / opt.block_size;
-  opt.kv_budget_bytes = kv_bytes_per_token(c, KvType::kF32) * opt.block_size * blocks_per_seq * batch;
+  opt.kv_budget_bytes = kv_budget_for_blocks(c, KvType::kF32, opt.block_size, blocks_per_seq * batch);
   auto be = make_cpu_backend(model, opt);
   std::vector<std::vector<BlockId>> tables(static_cast<size_t>(batch));
   std::vector<Tokens> prompts(static_cast<size_t>(batch));

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   // Room for a few 2,048-token requests' blocks; LRU keeps the shared prefix.
   BackendOptions bo;
   bo.block_size = kBlock;
-  bo.kv_budget_bytes = kv_bytes_per_token(c, KvType::kF32) * kBlock * 512;
+  bo.kv_budget_bytes = kv_budget_for_blocks(c, KvType::kF32, kBlock, 512);
   SchedulerOptions so;
   so.model = fp;
   so.max_step_tokens = kStepTokens;

@@ -80,8 +80,7 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
   BackendOptions bo;
   bo.block_size = kBlock;
   // Room for every request of the level at once, plus a spare block each.
-  bo.kv_budget_bytes = kv_bytes_per_token(c, KvType::kF32) * kBlock *
-                       (static_cast<int64_t>(conc) * ((kPrompt + kOutput) / kBlock + 2) + 8);
+  bo.kv_budget_bytes = kv_budget_for_blocks(c, KvType::kF32, kBlock, conc * ((kPrompt + kOutput) / kBlock + 2) + 8);
   SchedulerOptions so;
   so.model = fp;
   so.chunked_prefill = chunked;
