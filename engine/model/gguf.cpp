@@ -9,17 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "engine/error.h"
 
 namespace kvgate {
 namespace {
-
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
-constexpr uint64_t kDefaultAlignment = 32;
-constexpr int kMaxDims = 4;
-// Nesting limit for arrays of arrays: real files use one level.
-constexpr int kMaxArrayDepth = 4;
 
 // Bounds-checked little-endian reads over the file's bytes.
 class Cursor {
@@ -38,6 +33,14 @@ class Cursor {
     return v;
   }
 
+  // The next n bytes, in place.
+  std::span<const std::byte> take(size_t n, const char* what) {
+    need(n, what);
+    auto s = b_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
   std::string read_string(const char* what) {
     uint64_t len = read<uint64_t>(what);
     if (len > remaining())
@@ -48,8 +51,9 @@ class Cursor {
     return s;
   }
 
-  [[noreturn]] void fail(const std::string& msg) const {
-    throw Error(source_ + ": " + msg + " (at byte " + std::to_string(pos_) + ")");
+  [[noreturn]] void fail(const std::string& msg) const { fail_at(pos_, msg); }
+  [[noreturn]] void fail_at(size_t pos, const std::string& msg) const {
+    throw Error(source_ + ": " + msg + " (at byte " + std::to_string(pos) + ")");
   }
 
  private:
@@ -64,55 +68,91 @@ class Cursor {
   size_t pos_ = 0;
 };
 
+constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
+constexpr uint64_t kDefaultAlignment = 32;
+constexpr int kMaxDims = 4;
+// Nesting limit for arrays of arrays: real files use one level.
+constexpr int kMaxArrayDepth = 4;
+
+bool is_scalar(GgufType t) { return gguf_scalar_size(t) != 0; }
+
 // Smallest encoded size of one element of type t, to bound array counts by
 // the bytes that remain before allocating anything.
 size_t min_encoded_size(GgufType t) {
-  switch (t) {
-    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
-    case GgufType::UINT16: case GgufType::INT16: return 2;
-    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
-    case GgufType::STRING: return 8;
-    case GgufType::ARRAY: return 12;
-  }
-  return 1;
+  if (is_scalar(t)) return gguf_scalar_size(t);
+  return t == GgufType::STRING ? 8 : 12;  // a length; an element type and a length
 }
 
 bool valid_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufType::FLOAT64); }
 
-GgufValue read_value(Cursor& c, GgufType type, int depth) {
-  switch (type) {
-    case GgufType::UINT8: return {type, uint64_t{c.read<uint8_t>("uint8 value")}};
-    case GgufType::INT8: return {type, int64_t{c.read<int8_t>("int8 value")}};
-    case GgufType::UINT16: return {type, uint64_t{c.read<uint16_t>("uint16 value")}};
-    case GgufType::INT16: return {type, int64_t{c.read<int16_t>("int16 value")}};
-    case GgufType::UINT32: return {type, uint64_t{c.read<uint32_t>("uint32 value")}};
-    case GgufType::INT32: return {type, int64_t{c.read<int32_t>("int32 value")}};
-    case GgufType::UINT64: return {type, c.read<uint64_t>("uint64 value")};
-    case GgufType::INT64: return {type, c.read<int64_t>("int64 value")};
-    case GgufType::FLOAT32: return {type, double{c.read<float>("float32 value")}};
-    case GgufType::FLOAT64: return {type, c.read<double>("float64 value")};
-    case GgufType::BOOL: {
-      uint8_t b = c.read<uint8_t>("bool value");
-      if (b > 1) c.fail("bool value " + std::to_string(b) + " is neither 0 nor 1");
-      return {type, b == 1};
-    }
-    case GgufType::STRING: return {type, c.read_string("string value")};
-    case GgufType::ARRAY: {
-      if (depth >= kMaxArrayDepth) c.fail("arrays nested too deeply");
-      uint32_t et = c.read<uint32_t>("array element type");
-      if (!valid_type(et)) c.fail("array of unknown value type " + std::to_string(et));
-      uint64_t n = c.read<uint64_t>("array length");
-      auto elem = static_cast<GgufType>(et);
-      if (n > c.remaining() / min_encoded_size(elem))
-        c.fail("array length " + std::to_string(n) + " exceeds the bytes left");
-      GgufArray arr{elem, {}};
-      arr.items.reserve(n);
-      for (uint64_t i = 0; i < n; ++i) arr.items.push_back(read_value(c, elem, depth + 1));
-      return {type, std::move(arr)};
-    }
+template <typename T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// The value of one encoded scalar of type t at p (gguf_scalar_size(t) bytes),
+// integers widened. A BOOL byte other than 0 and 1 must be rejected first.
+GgufValue decode_scalar(GgufType t, const std::byte* p) {
+  switch (t) {
+    case GgufType::UINT8: return {t, uint64_t{load<uint8_t>(p)}};
+    case GgufType::INT8: return {t, int64_t{load<int8_t>(p)}};
+    case GgufType::UINT16: return {t, uint64_t{load<uint16_t>(p)}};
+    case GgufType::INT16: return {t, int64_t{load<int16_t>(p)}};
+    case GgufType::UINT32: return {t, uint64_t{load<uint32_t>(p)}};
+    case GgufType::INT32: return {t, int64_t{load<int32_t>(p)}};
+    case GgufType::UINT64: return {t, load<uint64_t>(p)};
+    case GgufType::INT64: return {t, load<int64_t>(p)};
+    case GgufType::FLOAT32: return {t, double{load<float>(p)}};
+    case GgufType::FLOAT64: return {t, load<double>(p)};
+    case GgufType::BOOL: return {t, load<uint8_t>(p) == 1};
+    case GgufType::STRING: case GgufType::ARRAY: break;
   }
-  c.fail("unknown value type " + std::to_string(static_cast<uint32_t>(type)));
+  throw Error("gguf: " + std::string(gguf_type_name(t)) + " is not a scalar type");
+}
+
+// Fails at byte `start + i + 1` (just past it, as a single read would) if
+// the i-th of the bool bytes at `start` is neither 0 nor 1.
+void check_bools(const Cursor& c, size_t start, std::span<const std::byte> bytes) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const auto b = static_cast<uint8_t>(bytes[i]);
+    if (b > 1) c.fail_at(start + i + 1, "bool value " + std::to_string(b) + " is neither 0 nor 1");
+  }
+}
+
+GgufValue read_value(Cursor& c, GgufType type, int depth) {
+  if (is_scalar(type)) {
+    static constexpr const char* kWhat[] = {"uint8 value", "int8 value", "uint16 value", "int16 value",
+                                            "uint32 value", "int32 value", "float32 value", "bool value",
+                                            "string value", "array value", "uint64 value", "int64 value",
+                                            "float64 value"};
+    const size_t start = c.pos();
+    auto bytes = c.take(gguf_scalar_size(type), kWhat[static_cast<uint32_t>(type)]);
+    if (type == GgufType::BOOL) check_bools(c, start, bytes);
+    return decode_scalar(type, bytes.data());
+  }
+  if (type == GgufType::STRING) return {type, c.read_string("string value")};
+  // ARRAY
+  if (depth >= kMaxArrayDepth) c.fail("arrays nested too deeply");
+  uint32_t et = c.read<uint32_t>("array element type");
+  if (!valid_type(et)) c.fail("array of unknown value type " + std::to_string(et));
+  uint64_t n = c.read<uint64_t>("array length");
+  auto elem = static_cast<GgufType>(et);
+  if (n > c.remaining() / min_encoded_size(elem))
+    c.fail("array length " + std::to_string(n) + " exceeds the bytes left");
+  GgufArray arr{elem, {}, {}};
+  if (is_scalar(elem)) {
+    // Kept as encoded: n is bounded above, so n * size fits in what remains.
+    const size_t start = c.pos();
+    auto bytes = c.take(static_cast<size_t>(n) * gguf_scalar_size(elem), "array elements");
+    if (elem == GgufType::BOOL) check_bools(c, start, bytes);
+    arr.packed.assign(bytes.begin(), bytes.end());
+  } else {
+    arr.items.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) arr.items.push_back(read_value(c, elem, depth + 1));
+  }
+  return {type, std::move(arr)};
 }
 
 [[noreturn]] void key_error(const std::string& source, std::string_view key, const std::string& msg) {
@@ -127,6 +167,29 @@ std::string_view gguf_type_name(GgufType t) {
                                                "uint64", "int64", "float64"};
   auto i = static_cast<uint32_t>(t);
   return i < std::size(names) ? names[i] : "unknown";
+}
+
+size_t gguf_scalar_size(GgufType t) {
+  switch (t) {
+    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
+    case GgufType::UINT16: case GgufType::INT16: return 2;
+    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
+    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
+    case GgufType::STRING: case GgufType::ARRAY: return 0;
+  }
+  return 0;
+}
+
+size_t GgufArray::size() const {
+  if (!items.empty() || !is_scalar(elem_type)) return items.size();
+  return packed.size() / gguf_scalar_size(elem_type);
+}
+
+GgufValue GgufArray::at(size_t i) const {
+  if (!items.empty() || !is_scalar(elem_type)) return items.at(i);
+  if (i >= size())
+    throw std::out_of_range("GgufArray::at: index " + std::to_string(i) + " of " + std::to_string(size()));
+  return decode_scalar(elem_type, packed.data() + i * gguf_scalar_size(elem_type));
 }
 
 int64_t GgufTensor::elements() const {

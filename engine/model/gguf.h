@@ -4,7 +4,10 @@
 // key/value pairs, tensor infos, then (aligned to general.alignment, default
 // 32) the tensor data. Every count, length and offset read from the file is
 // checked against the bytes that remain, so a truncated or hostile file gives
-// a kvgate::Error naming the problem, never an out-of-bounds read.
+// a kvgate::Error naming the problem, never an out-of-bounds read, and
+// nothing is allocated for a count before that check. Scalar arrays are kept
+// as encoded (see GgufArray): a large one costs its size in the file, not a
+// GgufValue per element.
 //
 // GgufFile::open memory-maps the file; tensor data is read in place.
 #pragma once
@@ -31,10 +34,29 @@ enum class GgufType : uint32_t {
 };
 std::string_view gguf_type_name(GgufType t);
 
+// Bytes one element of a scalar type takes in the file (1 for UINT8, INT8 and
+// BOOL, up to 8); 0 for STRING and ARRAY, which have no fixed size.
+size_t gguf_scalar_size(GgufType t);
+
 struct GgufValue;
+// A metadata array. Its elements are held in one of two ways:
+//  - `items`, a GgufValue each: always for STRING and ARRAY elements, and for
+//    scalar arrays built by hand (writers and tests fill `items`);
+//  - `packed`, for scalar arrays read from a file: the elements as the file
+//    encodes them, gguf_scalar_size(elem_type) little-endian bytes each, so
+//    that N one-byte elements cost N bytes, not N GgufValues (a large or
+//    hostile file would otherwise cost tens of heap bytes per file byte).
+// size() and at() read either way; use them, not `items`, for scalar arrays.
 struct GgufArray {
   GgufType elem_type;
   std::vector<GgufValue> items;
+  std::vector<std::byte> packed;
+
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  // Element i as a value (a copy), integers widened as for a single value;
+  // throws std::out_of_range when i >= size().
+  GgufValue at(size_t i) const;
 };
 
 // One metadata value. Integers are widened (the original type is kept in

@@ -52,7 +52,7 @@ ModelConfig read_model_config(const GgufFile& f) {
   if (f.optional_string(p + "rope.scaling.type").value_or("none") != "none")
     throw Error(f.source() + ": RoPE scaling is not supported yet");
   if (f.has("tokenizer.ggml.tokens")) {
-    c.vocab_size = static_cast<int32_t>(f.get_array("tokenizer.ggml.tokens").items.size());
+    c.vocab_size = static_cast<int32_t>(f.get_array("tokenizer.ggml.tokens").size());
   } else if (const auto* t = f.find_tensor("token_embd.weight"); t && t->dims.size() == 2) {
     c.vocab_size = static_cast<int32_t>(t->dims[1]);
   }

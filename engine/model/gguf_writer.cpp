@@ -111,8 +111,19 @@ void put_value(auto& o, const GgufValue& v) {
     case GgufType::ARRAY: {
       const auto& a = std::get<GgufArray>(v.v);
       o.template put<uint32_t>(static_cast<uint32_t>(a.elem_type));
-      o.template put<uint64_t>(a.items.size());
-      for (const GgufValue& item : a.items) put_value(o, item);
+      if (a.packed.empty()) {
+        o.template put<uint64_t>(a.items.size());
+        for (const GgufValue& item : a.items) put_value(o, item);
+        break;
+      }
+      // A scalar array as read from a file: its elements are already encoded.
+      const size_t width = gguf_scalar_size(a.elem_type);
+      if (!a.items.empty() || width == 0 || a.packed.size() % width != 0)
+        throw Error("GgufWriter: " + std::string(gguf_type_name(a.elem_type)) + " array with " +
+                    std::to_string(a.items.size()) + " items and " + std::to_string(a.packed.size()) +
+                    " packed bytes");
+      o.template put<uint64_t>(a.packed.size() / width);
+      o.put_bytes(a.packed.data(), a.packed.size());
       break;
     }
   }

@@ -150,9 +150,9 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   {
     auto vf = GgufFile::open(s.vocab_from);
     const GgufValue* tokens = vf->find("tokenizer.ggml.tokens");
-    if (!tokens || tokens->type != GgufType::ARRAY || std::get<GgufArray>(tokens->v).items.empty())
+    if (!tokens || tokens->type != GgufType::ARRAY || std::get<GgufArray>(tokens->v).empty())
       throw Error("synthetic model: vocab_from " + s.vocab_from + " has no tokenizer.ggml.tokens");
-    vocab = static_cast<int64_t>(std::get<GgufArray>(tokens->v).items.size());
+    vocab = static_cast<int64_t>(std::get<GgufArray>(tokens->v).size());
     for (const auto& [key, value] : vf->metadata())
       if (key.starts_with("tokenizer.")) w.set(key, value);
   }

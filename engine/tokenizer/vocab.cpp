@@ -56,9 +56,9 @@ const GgufArray& array_of(const GgufFile& f, std::string_view key, GgufType elem
     throw Error(f.source() + ": metadata '" + std::string(key) + "' holds " +
                 std::string(gguf_type_name(a.elem_type)) + ", expected " +
                 std::string(gguf_type_name(elem)));
-  if (n != SIZE_MAX && a.items.size() != n)
+  if (n != SIZE_MAX && a.size() != n)
     throw Error(f.source() + ": metadata '" + std::string(key) + "' has " +
-                std::to_string(a.items.size()) + " entries for " + std::to_string(n) + " tokens");
+                std::to_string(a.size()) + " entries for " + std::to_string(n) + " tokens");
   return a;
 }
 
@@ -123,13 +123,14 @@ void Vocab::load_tokens(const GgufFile& f) {
   type_.assign(n, TokenType::Normal);
   if (f.has(kTypes)) {
     const GgufArray& types = f.get_array(kTypes);
-    if (types.items.size() != n)
+    if (types.size() != n)
       throw Error(f.source() + ": metadata 'tokenizer.ggml.token_type' has " +
-                  std::to_string(types.items.size()) + " entries for " + std::to_string(n) + " tokens");
+                  std::to_string(types.size()) + " entries for " + std::to_string(n) + " tokens");
     for (size_t i = 0; i < n; ++i) {
       int64_t t = 0;
-      if (auto* s = std::get_if<int64_t>(&types.items[i].v)) t = *s;
-      else if (auto* u = std::get_if<uint64_t>(&types.items[i].v)) t = static_cast<int64_t>(*u & 0xFF);
+      const GgufValue e = types.at(i);
+      if (auto* s = std::get_if<int64_t>(&e.v)) t = *s;
+      else if (auto* u = std::get_if<uint64_t>(&e.v)) t = static_cast<int64_t>(*u & 0xFF);
       else throw Error(f.source() + ": metadata 'tokenizer.ggml.token_type' holds non-integers");
       type_[i] = t >= 1 && t <= 6 ? static_cast<TokenType>(t) : TokenType::Undefined;
     }
@@ -138,7 +139,7 @@ void Vocab::load_tokens(const GgufFile& f) {
   if (f.has(kScores)) {
     const GgufArray& scores = array_of(f, kScores, GgufType::FLOAT32, n);
     score_.reserve(n);
-    for (const GgufValue& s : scores.items) score_.push_back(static_cast<float>(std::get<double>(s.v)));
+    for (size_t i = 0; i < n; ++i) score_.push_back(static_cast<float>(std::get<double>(scores.at(i).v)));
   } else if (kind_ == VocabKind::Spm) {
     throw Error(f.source() + ": SentencePiece vocabulary has no 'tokenizer.ggml.scores'");
   }

@@ -118,7 +118,7 @@ TEST(GgufMetadata, EveryValueTypeRoundTrips) {
   ASSERT_EQ(outer.elem_type, GgufType::ARRAY);
   const auto& got_inner = std::get<GgufArray>(outer.items.at(0).v);
   EXPECT_EQ(got_inner.elem_type, GgufType::INT16);
-  EXPECT_EQ(std::get<int64_t>(got_inner.items.at(0).v), -1);
+  EXPECT_EQ(std::get<int64_t>(got_inner.at(0).v), -1);
   EXPECT_EQ(f->find("i8")->type, GgufType::INT8);
   // A negative integer is not an unsigned count.
   EXPECT_THROW(f->get_uint("i8"), Error);

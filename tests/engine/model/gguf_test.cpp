@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "engine/error.h"
 #include "engine/model/float_convert.h"
@@ -140,6 +142,110 @@ TEST(Gguf, HugeCountsDoNotAllocate) {
   uint64_t huge = uint64_t{1} << 60;
   std::memcpy(bytes.data() + 16, &huge, 8);
   EXPECT_NE(error_of(bytes).find("metadata count"), std::string::npos);
+}
+
+bool same_scalar(const GgufValue& x, const GgufValue& y) {
+  if (x.type != y.type || x.v.index() != y.v.index()) return false;
+  if (auto* u = std::get_if<uint64_t>(&x.v)) return *u == std::get<uint64_t>(y.v);
+  if (auto* i = std::get_if<int64_t>(&x.v)) return *i == std::get<int64_t>(y.v);
+  if (auto* d = std::get_if<double>(&x.v)) return *d == std::get<double>(y.v);
+  if (auto* b = std::get_if<bool>(&x.v)) return *b == std::get<bool>(y.v);
+  return false;
+}
+
+TEST(Gguf, ScalarArraysArePackedAndWriteBackByteForByte) {
+  struct Case {
+    std::string key;
+    GgufType type;
+    std::vector<GgufValue> values;
+  };
+  const std::vector<Case> cases = {
+      {"a.bool", GgufType::BOOL, {{GgufType::BOOL, true}, {GgufType::BOOL, false}, {GgufType::BOOL, true}}},
+      {"a.f32", GgufType::FLOAT32, {{GgufType::FLOAT32, 0.5}, {GgufType::FLOAT32, -2.25}}},
+      {"a.f64", GgufType::FLOAT64, {{GgufType::FLOAT64, -1e300}}},
+      {"a.i16", GgufType::INT16, {{GgufType::INT16, int64_t{-32768}}, {GgufType::INT16, int64_t{7}}}},
+      {"a.i32", GgufType::INT32, {{GgufType::INT32, int64_t{-5}}, {GgufType::INT32, int64_t{1} << 30}}},
+      {"a.i64", GgufType::INT64, {{GgufType::INT64, int64_t{-9223372036854775807 - 1}}}},
+      {"a.i8", GgufType::INT8, {{GgufType::INT8, int64_t{-128}}, {GgufType::INT8, int64_t{127}}}},
+      {"a.u16", GgufType::UINT16, {{GgufType::UINT16, uint64_t{65535}}}},
+      {"a.u32", GgufType::UINT32, {{GgufType::UINT32, uint64_t{4294967295u}}, {GgufType::UINT32, uint64_t{3}}}},
+      {"a.u64", GgufType::UINT64, {{GgufType::UINT64, uint64_t{18446744073709551615u}}}},
+      {"a.u8", GgufType::UINT8, {{GgufType::UINT8, uint64_t{255}}, {GgufType::UINT8, uint64_t{0}}}},
+      {"b.empty_u8", GgufType::UINT8, {}},
+  };
+  GgufWriter w;
+  for (const Case& c : cases) w.set(c.key, {GgufType::ARRAY, GgufArray{c.type, c.values}});
+  const std::vector<std::byte> bytes = w.serialize();
+  auto f = GgufFile::parse(bytes);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.key);
+    const GgufArray& a = f->get_array(c.key);
+    EXPECT_EQ(a.elem_type, c.type);
+    EXPECT_TRUE(a.items.empty());
+    EXPECT_EQ(a.packed.size(), c.values.size() * gguf_scalar_size(c.type));
+    ASSERT_EQ(a.size(), c.values.size());
+    EXPECT_EQ(a.empty(), c.values.empty());
+    for (size_t i = 0; i < c.values.size(); ++i) EXPECT_TRUE(same_scalar(a.at(i), c.values[i])) << i;
+    EXPECT_THROW(a.at(c.values.size()), std::out_of_range);
+  }
+  // Parsed (packed) arrays copied into a writer are written as they were read.
+  GgufWriter copy;
+  for (const auto& [k, v] : f->metadata()) copy.set(k, v);
+  EXPECT_EQ(copy.serialize(), bytes);
+}
+
+TEST(Gguf, WriterRejectsPackedBytesThatAreNotWholeElements) {
+  GgufWriter w;
+  w.set("odd", {GgufType::ARRAY, GgufArray{GgufType::UINT16, {}, {std::byte{1}}}});
+  EXPECT_THROW(w.serialize(), Error);
+  w.set("odd", {GgufType::ARRAY, GgufArray{GgufType::STRING, {}, {std::byte{1}}}});
+  EXPECT_THROW(w.serialize(), Error);
+}
+
+TEST(Gguf, HandBuiltScalarArraysReadThroughSizeAndAt) {
+  const GgufArray a{GgufType::INT16, {{GgufType::INT16, int64_t{-1}}, {GgufType::INT16, int64_t{2}}}};
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_EQ(std::get<int64_t>(a.at(1).v), 2);
+  EXPECT_THROW(a.at(2), std::out_of_range);
+  const GgufArray strings{GgufType::STRING, {{GgufType::STRING, std::string("x")}}};
+  EXPECT_EQ(strings.size(), 1u);
+  EXPECT_EQ(std::get<std::string>(strings.at(0).v), "x");
+}
+
+// A bool that is neither 0 nor 1 is rejected wherever it is, and the error
+// names the byte just past it, as for a single bool value.
+TEST(Gguf, BadBoolInAnArrayNamesItsByte) {
+  GgufWriter w;
+  w.set("flags", {GgufType::ARRAY, GgufArray{GgufType::BOOL, {{GgufType::BOOL, true}, {GgufType::BOOL, false},
+                                                               {GgufType::BOOL, true}}}});
+  w.set("flag", {GgufType::BOOL, true});
+  std::vector<std::byte> bytes = w.serialize();
+  auto f = GgufFile::parse(bytes);  // well formed as written
+  // The three array bytes follow the array's 8-byte length; the single value is the last byte.
+  const std::byte run[] = {std::byte{1}, std::byte{0}, std::byte{1}};
+  auto at = std::search(bytes.begin(), bytes.end(), std::begin(run), std::end(run));
+  ASSERT_NE(at, bytes.end());
+  const size_t second = static_cast<size_t>(at - bytes.begin()) + 1;
+  bytes[second] = std::byte{2};
+  EXPECT_NE(error_of(bytes).find("bool value 2 is neither 0 nor 1 (at byte " + std::to_string(second + 1) + ")"),
+            std::string::npos)
+      << error_of(bytes);
+  bytes[second] = std::byte{0};
+  bytes.back() = std::byte{7};
+  EXPECT_NE(error_of(bytes).find("bool value 7 is neither 0 nor 1 (at byte " + std::to_string(bytes.size()) + ")"),
+            std::string::npos)
+      << error_of(bytes);
+}
+
+TEST(Gguf, HugeArrayLengthIsRejectedBeforeAllocating) {
+  GgufWriter w;
+  w.set("big", {GgufType::ARRAY, GgufArray{GgufType::UINT8, {{GgufType::UINT8, uint64_t{1}}}}});
+  std::vector<std::byte> bytes = w.serialize();
+  // The array's length is the 8 bytes before its single element, the last byte.
+  const uint64_t huge = uint64_t{1} << 60;
+  std::memcpy(bytes.data() + bytes.size() - 9, &huge, 8);
+  EXPECT_NE(error_of(bytes).find("array length 1152921504606846976 exceeds the bytes left"), std::string::npos)
+      << error_of(bytes);
 }
 
 TEST(FloatConvert, RoundTrips) {
