@@ -14,7 +14,7 @@
 #include "engine/error.h"
 
 namespace kvgate {
-namespace {
+namespace gguf_detail {
 
 // Bounds-checked little-endian reads over the file's bytes.
 class Cursor {
@@ -67,6 +67,12 @@ class Cursor {
   const std::string& source_;
   size_t pos_ = 0;
 };
+
+}  // namespace gguf_detail
+
+namespace {
+
+using gguf_detail::Cursor;
 
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 constexpr uint64_t kDefaultAlignment = 32;
@@ -243,6 +249,14 @@ GgufFile::~GgufFile() {
 
 void GgufFile::parse_all() {
   Cursor c(bytes_, source_);
+  const Counts n = read_header(c);
+  read_metadata(c, n.metadata);
+  const uint64_t alignment = data_alignment(c);
+  read_tensor_infos(c, n.tensors, alignment);
+  place_tensor_data(c.pos(), alignment);
+}
+
+GgufFile::Counts GgufFile::read_header(Cursor& c) {
   if (bytes_.size() < 4) c.fail("not a GGUF file: shorter than the 4-byte magic");
   uint32_t magic = c.read<uint32_t>("magic");
   if (magic != kMagic) c.fail("not a GGUF file: wrong magic (expected \"GGUF\")");
@@ -251,11 +265,16 @@ void GgufFile::parse_all() {
     c.fail("GGUF version 1 is a legacy format kvgate does not read; re-convert the model with a current llama.cpp");
   if (version_ != 2 && version_ != 3)
     c.fail("unsupported GGUF version " + std::to_string(version_) + " (kvgate reads 2 and 3)");
-  uint64_t n_tensors = c.read<uint64_t>("tensor count");
-  uint64_t n_kv = c.read<uint64_t>("metadata count");
+  Counts n;
+  n.tensors = c.read<uint64_t>("tensor count");
+  n.metadata = c.read<uint64_t>("metadata count");
+  return n;
+}
+
+void GgufFile::read_metadata(Cursor& c, uint64_t n_kv) {
+  // Minimal pair: key length (8), value type (4).
   if (n_kv > c.remaining() / (8 + 4))
     c.fail("metadata count " + std::to_string(n_kv) + " exceeds the bytes left");
-
   for (uint64_t i = 0; i < n_kv; ++i) {
     std::string key = c.read_string("metadata key");
     uint32_t t = c.read<uint32_t>("metadata value type");
@@ -263,14 +282,19 @@ void GgufFile::parse_all() {
     GgufValue v = read_value(c, static_cast<GgufType>(t), 0);
     if (!kv_.emplace(key, std::move(v)).second) c.fail("duplicate metadata key '" + key + "'");
   }
+}
 
+uint64_t GgufFile::data_alignment(const Cursor& c) const {
   uint64_t alignment = kDefaultAlignment;
   if (auto a = optional_uint("general.alignment")) {
     alignment = *a;
     if (alignment == 0 || !std::has_single_bit(alignment) || alignment > (1u << 20))
       c.fail("general.alignment " + std::to_string(alignment) + " is not a power of two up to 1 MiB");
   }
+  return alignment;
+}
 
+void GgufFile::read_tensor_infos(Cursor& c, uint64_t n_tensors, uint64_t alignment) {
   // Minimal tensor info: name length (8), n_dims (4), one dim (8), type (4), offset (8).
   if (n_tensors > c.remaining() / 32)
     c.fail("tensor count " + std::to_string(n_tensors) + " exceeds the bytes left");
@@ -308,10 +332,12 @@ void GgufFile::parse_all() {
       c.fail("duplicate tensor name '" + t.name + "'");
     tensors_.push_back(std::move(t));
   }
+}
 
+void GgufFile::place_tensor_data(size_t end_of_infos, uint64_t alignment) {
   // The data section starts at the next multiple of the alignment. Vocab-only
   // files (no tensors) may end right after the header with no padding.
-  size_t data_start = c.pos();
+  size_t data_start = end_of_infos;
   if (data_start % alignment) data_start += alignment - data_start % alignment;
   if (tensors_.empty()) {
     data_ = {};

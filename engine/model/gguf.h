@@ -79,6 +79,10 @@ struct GgufTensor {
   int64_t rows() const { return elements() / dims[0]; }
 };
 
+namespace gguf_detail {
+class Cursor;  // bounds-checked reads over the file's bytes (gguf.cpp)
+}
+
 class GgufFile {
  public:
   // Maps and parses a file; throws kvgate::Error naming the file and problem.
@@ -117,8 +121,20 @@ class GgufFile {
   const GgufTensor& tensor(std::string_view name, std::span<const int64_t> dims) const;
 
  private:
+  using Cursor = gguf_detail::Cursor;
+  struct Counts {
+    uint64_t tensors;
+    uint64_t metadata;
+  };
   GgufFile() = default;
+  // parse_all runs the steps below in file order; each throws kvgate::Error
+  // naming the file, the problem and the byte it was found at.
   void parse_all();
+  Counts read_header(Cursor& c);                        // magic, version, counts
+  void read_metadata(Cursor& c, uint64_t n_kv);         // the key/value pairs
+  uint64_t data_alignment(const Cursor& c) const;       // general.alignment, checked
+  void read_tensor_infos(Cursor& c, uint64_t n_tensors, uint64_t alignment);
+  void place_tensor_data(size_t end_of_infos, uint64_t alignment);  // data_ and each tensor's data
 
   std::string source_;
   void* map_ = nullptr;
