@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <variant>
 
 #include "engine/error.h"
 #include "engine/model/gguf.h"
@@ -14,6 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     unsigned sum = 0;
     for (const auto& t : f->tensors())
       if (t.nbytes) sum += static_cast<unsigned>(t.data[0]) + static_cast<unsigned>(t.data[t.nbytes - 1]);
+    // Read every array element through at(), packed scalars included.
+    for (const auto& [key, value] : f->metadata())
+      if (const auto* a = std::get_if<kvgate::GgufArray>(&value.v))
+        for (size_t i = 0; i < a->size(); ++i) sum += static_cast<unsigned>(a->at(i).v.index());
     (void)sum;
   } catch (const kvgate::Error&) {
   }
