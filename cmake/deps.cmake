@@ -26,6 +26,7 @@ if(NOT TARGET RocksDB::rocksdb)
 endif()
 
 find_package(OpenSSL REQUIRED)
+find_package(tomlplusplus REQUIRED)   # the server's config file
 find_package(CLI11 CONFIG REQUIRED)
 find_package(Boost 1.81 REQUIRED COMPONENTS json)
 
