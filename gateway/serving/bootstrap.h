@@ -1,0 +1,29 @@
+// First start of `kvgate serve` on an empty data directory: a demo price
+// plan, a demo tenant with one API key, and the admin token. Their
+// plaintexts are returned once, to be printed once; the store and the token
+// file keep digests only, so a later start has nothing to show.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tenancy/tenancy.h"
+
+namespace kvgate::serving {
+
+inline constexpr const char* kDemoTenant = "demo";
+inline constexpr const char* kDemoPlan = "demo";
+
+struct FirstStartSecrets {
+  std::optional<std::string> demo_key;     // set when the demo tenant was created now
+  std::optional<std::string> admin_token;  // set when the admin token was created now
+};
+
+// Where the admin token's digest lives under the data directory.
+std::string admin_token_path(const std::string& data_dir);
+
+// Creates what is missing: the demo plan, tenant and key only when the store
+// has no tenant at all; the admin token when its file is missing.
+FirstStartSecrets bootstrap(tenancy::Tenancy& tenancy, const std::string& data_dir);
+
+}  // namespace kvgate::serving
