@@ -8,8 +8,8 @@
 #include "engine/backend.h"
 #include "engine/kv_layout.h"
 #include "engine/model/model.h"
-#include "gateway/cli/byte_size.h"
 #include "gateway/cli/commands.h"
+#include "gateway/config/byte_size.h"
 
 namespace kvgate::cli {
 namespace {
@@ -24,7 +24,7 @@ struct InfoOptions {
 void run(const InfoOptions& o) {
   auto model = Model::load(o.model);
   const ModelConfig& c = model->config();
-  const int64_t budget = parse_byte_size(o.kv_budget);
+  const int64_t budget = config::parse_byte_size(o.kv_budget);
   const KvType kv = KvType::kF32;  // the CPU backend keeps K/V in f32
   const int64_t elem = kv_type_bytes(kv);
   const KvCapacity cap = kv_capacity(c, kv, o.block_size, budget);
