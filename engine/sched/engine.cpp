@@ -22,10 +22,11 @@
 
 namespace kvgate {
 
-Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt)
+Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOptions eng)
     : sched_(std::make_unique<Scheduler>(std::move(backend), std::move(opt))),
       bounds_(sched_->bounds()),
       num_blocks_(sched_->pool().num_blocks()),
+      eng_(eng),
       thread_([this] { loop(); }) {}
 
 Engine::~Engine() { shutdown(); }
@@ -33,7 +34,18 @@ Engine::~Engine() { shutdown(); }
 std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, RequestStream::Callback cb) {
   const SteadyClock::time_point arrival = SteadyClock::now();
   (void)request_limits(req, bounds_);  // on the caller's thread: bad input is the caller's error, not the loop's
-  auto stream = std::make_shared<RequestStream>(next_id_++, std::move(cb));
+  if (const int64_t before = outstanding_.fetch_add(1); eng_.max_outstanding > 0 && before >= eng_.max_outstanding) {
+    outstanding_.fetch_sub(1);
+    throw EngineBusy("the engine has " + std::to_string(eng_.max_outstanding) +
+                     " requests in flight, its limit; try again shortly");
+  }
+  // Counted out when the stream finishes, whoever finishes it, before the
+  // consumer's own callback (which may throw) runs.
+  auto counted = [this, cb = std::move(cb)](TokenId t, const Completion* done) {
+    if (done) outstanding_.fetch_sub(1);
+    if (cb) cb(t, done);
+  };
+  auto stream = std::make_shared<RequestStream>(next_id_++, std::move(counted));
   {
     MutexLock lock(mu_);
     if (!stopping_) {
@@ -56,19 +68,31 @@ void Engine::cancel(RequestId id) {
   wake_.notify_one();
 }
 
-int32_t Engine::available_blocks() {
-  std::future<int32_t> answer;
+void Engine::inspect(const std::function<void(const Scheduler&)>& look) {
+  std::future<void> answer;
   {
     MutexLock lock(mu_);
     if (!stopping_) {
-      queries_.emplace_back();
-      answer = queries_.back().get_future();
+      queries_.push_back({&look, {}});
+      answer = queries_.back().done.get_future();
       wake_.notify_one();
     }
   }
   if (answer.valid()) return answer.get();
-  shutdown();  // stopping: once the loop is joined the pool is ours to read
-  return sched_->pool().available();
+  shutdown();  // stopping: once the loop is joined the scheduler is ours to read
+  look(*sched_);
+}
+
+int32_t Engine::available_blocks() {
+  int32_t n = 0;
+  inspect([&](const Scheduler& s) { n = s.pool().available(); });
+  return n;
+}
+
+cache::CacheStats Engine::cache_stats() {
+  cache::CacheStats st;
+  inspect([&](const Scheduler& s) { st = s.pool().stats(); });
+  return st;
 }
 
 void Engine::shutdown() {
@@ -84,7 +108,7 @@ void Engine::shutdown() {
 void Engine::loop() {
   std::vector<Submission> subs;
   std::vector<RequestId> cancels;
-  std::vector<std::promise<int32_t>> queries;
+  std::vector<Query> queries;
   for (;;) {
     bool stop = false;
     {
@@ -97,7 +121,10 @@ void Engine::loop() {
     }
     drain(subs, cancels);
     if (stop) sched_->cancel_all();
-    for (auto& q : queries) q.set_value(sched_->pool().available());
+    for (Query& q : queries) {
+      (*q.look)(*sched_);
+      q.done.set_value();
+    }
     queries.clear();
     if (stop) return;
     if (!sched_->idle()) run_step();

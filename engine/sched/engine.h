@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>
@@ -21,9 +22,22 @@
 
 namespace kvgate {
 
+struct EngineOptions {
+  // Requests submitted and not yet finished (waiting or running) beyond
+  // which submit() refuses with EngineBusy; 0 = no bound. A server turns the
+  // refusal into 503 with Retry-After rather than queue without end.
+  int64_t max_outstanding = 0;
+};
+
+// The engine is full (EngineOptions::max_outstanding): try again later.
+class EngineBusy : public Error {
+ public:
+  using Error::Error;
+};
+
 class Engine {
  public:
-  Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt);
+  Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOptions eng = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -32,7 +46,8 @@ class Engine {
   // (checked here, against the engine's own copy of the bounds); otherwise
   // the returned stream yields its tokens and completion. The request's
   // arrival is stamped here, so TTFT includes its wait in the inbox. After
-  // shutdown the stream finishes at once as cancelled.
+  // shutdown the stream finishes at once as cancelled. Throws EngineBusy
+  // when max_outstanding requests are already in flight.
   std::shared_ptr<RequestStream> submit(Request req, Submitter who, RequestStream::Callback cb = {});
   // Any thread. Applied at the next step boundary; unknown ids are ignored.
   void cancel(RequestId id);
@@ -44,7 +59,15 @@ class Engine {
   // applied: with nothing in flight it is the whole pool. Any thread; waits
   // for the loop (at most one step).
   int32_t available_blocks();
+  // The prefix cache's counters, read the same way.
+  cache::CacheStats cache_stats();
+  // Runs `look` on the loop thread between steps, after the cancels sent
+  // before this call are applied, and returns when it has run. `look` must
+  // not block. After shutdown it runs on the calling thread.
+  void inspect(const std::function<void(const Scheduler&)>& look);
   int32_t num_blocks() const { return num_blocks_; }
+  const RequestBounds& bounds() const { return bounds_; }
+  int64_t outstanding() const { return outstanding_.load(); }
 
   int64_t steps() const { return steps_.load(); }
   int64_t preemptions() const { return preemptions_.load(); }
@@ -68,10 +91,16 @@ class Engine {
   CondVar wake_;
   std::vector<Submission> submissions_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::promise<int32_t>> queries_ ABSL_GUARDED_BY(mu_);  // answered after cancels_
+  struct Query {
+    const std::function<void(const Scheduler&)>* look;
+    std::promise<void> done;
+  };
+  std::vector<Query> queries_ ABSL_GUARDED_BY(mu_);  // answered after cancels_
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Mutex join_mu_;                        // serializes shutdown()'s join (callers on several threads)
+  const EngineOptions eng_;
   std::atomic<RequestId> next_id_{1};
+  std::atomic<int64_t> outstanding_{0};  // streams handed out and not yet finished
   std::atomic<int64_t> steps_{0}, preemptions_{0};  // published by the loop for observers
   std::thread thread_;                   // last: started once everything above exists
 };

@@ -1,4 +1,4 @@
-// Invariant: once finished_ is set, done_ and the set of tokens ever pushed
+// Invariant: once finishing_ is set, done_ and the set of tokens ever pushed
 // no longer change; pop() drains tokens_ before reporting the end.
 // Thread ownership: push()/finish() on the engine loop; the rest anywhere.
 #include "engine/sched/request_stream.h"
@@ -17,11 +17,18 @@ void RequestStream::push(TokenId token) {
 void RequestStream::finish(Completion c) {
   {
     MutexLock lock(mu_);
-    if (finished_) return;
-    done_ = std::move(c);
+    if (finishing_) return;
+    finishing_ = true;
+    done_ = std::move(c);  // immutable from here on
+  }
+  // The completion's callback runs before any waiter wakes: what it does
+  // (the engine's in-flight count, a server's last frame) has happened
+  // when wait() returns.
+  call_back(-1, &done_);
+  {
+    MutexLock lock(mu_);
     finished_ = true;
   }
-  call_back(-1, &done_);  // done_ is immutable from here on
   cv_.notify_all();
 }
 

@@ -62,8 +62,9 @@ class RequestStream {
   mutable Mutex mu_;
   CondVar cv_;
   std::deque<TokenId> tokens_ ABSL_GUARDED_BY(mu_);
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  // Written once, under mu_, before finished_ is set; immutable after, so
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // finish() was called: done_ is set
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;   // ... and its callback has run: waiters may go
+  // Written once, under mu_, when finishing_ is set; immutable after, so
   // wait() hands out a reference that is read without the lock.
   Completion done_;
 };

@@ -178,6 +178,28 @@ TEST(SchedulerEngine, SubmitRefusesARequestWithoutACacheScope) {
   }
 }
 
+// A bounded engine refuses what it cannot queue, by a type the server maps
+// to 503, and takes requests again once earlier ones finish.
+TEST(SchedulerEngine, PastItsBoundSubmitIsRefusedAsBusyAndRecovers) {
+  auto m = stories();
+  Engine engine(make_cpu_backend(m, backend_options(*m, {})), scheduler_options(*m, {}), {.max_outstanding = 3});
+  std::vector<std::shared_ptr<RequestStream>> held;
+  for (uint32_t i = 0; i < 3; ++i) held.push_back(engine.submit(greedy(some_tokens(20, 512, 120 + i), 200), {}));
+  EXPECT_THROW(engine.submit(greedy(some_tokens(20, 512, 130), 4), {}), EngineBusy);
+  EXPECT_EQ(engine.outstanding(), 3);
+  engine.cancel(held[0]->id());
+  held[0]->wait();
+  EXPECT_EQ(engine.outstanding(), 2);
+  auto late = engine.submit(greedy(some_tokens(20, 512, 131), 4), {});
+  EXPECT_EQ(late->wait().result.finish, FinishReason::kLength);
+  for (size_t i = 1; i < held.size(); ++i) engine.cancel(held[i]->id());
+  for (auto& h : held) h->wait();
+  EXPECT_EQ(engine.outstanding(), 0);
+  const cache::CacheStats st = engine.cache_stats();
+  EXPECT_EQ(st.blocks_in_use, 0);
+  EXPECT_EQ(st.blocks_total, engine.num_blocks());
+}
+
 TEST(SchedulerEngine, ShutdownWithRequestsInFlightFinishesEveryStream) {
   auto engine = make_engine({.max_step_tokens = 32});
   std::vector<std::shared_ptr<RequestStream>> streams;
