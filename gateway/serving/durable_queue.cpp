@@ -1,0 +1,49 @@
+// Invariant: every posted job runs exactly once, also when the queue is
+// being destroyed (stopping_ only ends a thread once jobs_ is empty).
+#include "gateway/serving/durable_queue.h"
+
+#include <cstdio>
+#include <exception>
+
+namespace kvgate::serving {
+
+DurableQueue::DurableQueue(int threads) {
+  for (int i = 0; i < (threads < 1 ? 1 : threads); ++i) threads_.emplace_back([this] { run(); });
+}
+
+DurableQueue::~DurableQueue() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void DurableQueue::post(std::function<void()> job) {
+  {
+    MutexLock lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+}
+
+void DurableQueue::run() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      MutexLock lock(mu_);
+      while (jobs_.empty() && !stopping_) wake_.wait(mu_);
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    try {
+      job();
+    } catch (const std::exception& e) {  // a job's own bug: keep the thread for the others
+      std::fprintf(stderr, "kvgate: durable queue: a job threw: %s\n", e.what());
+    }
+  }
+}
+
+}  // namespace kvgate::serving

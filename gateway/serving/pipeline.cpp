@@ -1,0 +1,118 @@
+// Invariants:
+//   - a started request's ticket is settled exactly once: by finish() when
+//     it ends, or in start() when the engine refuses it;
+//   - a request the engine admitted writes exactly one ledger record, built
+//     from the same TokenUsage its client is told (billed_usage.h), before
+//     Sink::on_done; one cancelled while still queued is settled without a
+//     record (it used nothing);
+//   - a Flight's TextStream is touched by the engine loop while tokens
+//     arrive and by the durable queue after the completion, never both: the
+//     completion callback runs after the last token and posts the rest.
+#include "gateway/serving/pipeline.h"
+
+#include <utility>
+
+#include "engine/error.h"
+#include "engine/text/text_stream.h"
+#include "gateway/serving/billed_usage.h"
+#include "gateway/serving/tenant_identity.h"
+#include "tenancy/error.h"
+#include "tenancy/prices.h"
+
+namespace kvgate::serving {
+
+struct Pipeline::Flight {
+  Flight(Pipeline& p, ServeRequest r, tenancy::Ticket t, std::shared_ptr<Sink> s)
+      : req(std::move(r)),
+        ticket(std::move(t)),
+        sink(std::move(s)),
+        text(p.tokenizer_, req.stop, req.continuation, [this, &p] { stop_matched(p.engine_); }),
+        clock(WallAnchor::now()) {}
+
+  // A stop string matched (on the engine loop): cancel, once the id is known.
+  void stop_matched(Engine& engine) {
+    MutexLock lock(mu);
+    stop_wanted = true;
+    if (id != 0) engine.cancel(id);
+  }
+  void started(Engine& engine, RequestId rid) {
+    MutexLock lock(mu);
+    id = rid;
+    if (stop_wanted) engine.cancel(id);
+  }
+
+  ServeRequest req;
+  tenancy::Ticket ticket;
+  std::shared_ptr<Sink> sink;
+  TextStream text;
+  WallAnchor clock;
+  Mutex mu;
+  RequestId id ABSL_GUARDED_BY(mu) = 0;
+  bool stop_wanted ABSL_GUARDED_BY(mu) = false;
+};
+
+Pipeline::Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable)
+    : engine_(engine), tenancy_(tenancy), tokenizer_(tokenizer), durable_(durable) {}
+
+std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::shared_ptr<Sink> sink) {
+  const TenantIdentity id = tenant_identity(tenancy_.tenants(), req.who.tenant);
+  Request er;
+  er.prompt = req.prompt;
+  er.sampling = req.sampling;
+  er.max_tokens = req.max_tokens;
+  er.scope = id.scope;
+  er.cache_salt = req.cache_salt;
+  RequestLimits lim;
+  try {
+    lim = request_limits(er, engine_.bounds());  // before any quota is charged
+  } catch (const Error& e) {
+    return NotStarted{NotStarted::Why::kBadRequest, e.what(), std::nullopt};
+  }
+  tenancy::Admission adm = tenancy_.admit(
+      req.who.tenant, {static_cast<uint64_t>(er.prompt.size()), static_cast<uint64_t>(lim.max_tokens)});
+  if (!adm.admitted()) return NotStarted{NotStarted::Why::kQuota, adm.refusal().message, adm.refusal()};
+
+  auto f = std::make_shared<Flight>(*this, std::move(req), adm.ticket(), std::move(sink));
+  auto on_event = [this, f](TokenId t, const Completion* done) {
+    if (!done) {
+      const std::string piece = f->text.push(t);
+      if (!piece.empty()) f->sink->on_text(piece);
+      return;
+    }
+    durable_.post([this, f, c = *done] { finish(f, c); });
+  };
+  try {
+    const auto stream = engine_.submit(std::move(er), {id.label, f->req.priority}, std::move(on_event));
+    f->started(engine_, stream->id());
+    return stream->id();
+  } catch (const Error& e) {
+    tenancy_.quotas().settle(f->ticket, {});
+    const bool busy = dynamic_cast<const EngineBusy*>(&e) != nullptr;
+    return NotStarted{busy ? NotStarted::Why::kBusy : NotStarted::Why::kBadRequest, e.what(), std::nullopt};
+  }
+}
+
+void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) {
+  const std::string rest = f->text.finish(done.result.finish);
+  if (!rest.empty()) f->sink->on_text(rest);
+  Served s;
+  s.finish = f->text.finish_reason();
+  s.usage = token_usage(done.result);
+  if (done.result.finish == FinishReason::kError) s.error = done.error;
+  try {
+    if (consumed_work(done.timing)) {
+      const RecordIds ids{f->req.request_id, f->req.who.tenant.id, f->req.who.key_id, f->req.model};
+      tenancy_.finish(f->ticket, ledger_record(ids, done.result, done.timing, f->clock));
+      s.recorded = true;
+      s.cost_micros = tenancy::cost_micros(f->ticket.plan, s.usage);
+    } else {
+      tenancy_.quotas().settle(f->ticket, {});
+      s.usage = {};
+    }
+  } catch (const tenancy::Error& e) {
+    s.error = std::string("the request could not be billed: ") + e.what();
+  }
+  f->sink->on_done(s);
+}
+
+}  // namespace kvgate::serving

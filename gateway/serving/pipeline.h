@@ -1,0 +1,89 @@
+// Pipeline: one request's life after the HTTP layer has parsed, authenticated
+// and tokenized it: check it against the context, admit it against the
+// tenant's quotas, submit it to the engine under the tenant's cache scope,
+// turn its tokens into the client's text (stop strings cancel it), and when
+// it ends settle the quotas and write its one ledger record before the
+// client is told its usage.
+//
+// Transport-independent: the output goes to a Sink (the HTTP reply, a test).
+//
+// Threads: start() on the caller's (an I/O thread); Sink::on_text on the
+// engine loop (must not block); the settle, the ledger write and
+// Sink::on_done on a DurableQueue thread. cancel() from any thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/sched/engine.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "gateway/serving/durable_queue.h"
+#include "tenancy/tenancy.h"
+
+namespace kvgate::serving {
+
+struct ServeRequest {
+  tenancy::Principal who;   // authenticated
+  std::string request_id;   // unique: the ledger's idempotence key
+  std::string model;
+  Tokens prompt;
+  bool continuation = false;  // the prompt has text: the first piece's leading space is real
+  SamplingParams sampling;
+  int32_t max_tokens = 0;   // 0 = what the context leaves
+  std::vector<std::string> stop;
+  std::string cache_salt;   // narrows the tenant's scope, never widens it
+  int32_t priority = 0;
+};
+
+// How a started request ended, as its client is told: the usage is the
+// ledger record's, to the token.
+struct Served {
+  FinishReason finish = FinishReason::kStop;  // the client's: a matched stop string is a stop
+  tenancy::TokenUsage usage;
+  uint64_t cost_micros = 0;
+  bool recorded = false;  // its ledger record was written (a request never admitted by the engine is not billed)
+  std::string error;      // the engine or the ledger failed
+};
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Text that is final, in order (never half a character, never a stop string).
+  virtual void on_text(std::string_view text) = 0;
+  // Once, last, after the ledger record is durable.
+  virtual void on_done(const Served& served) = 0;
+};
+
+// Why a request did not start. Nothing was billed and its quota slot is free.
+struct NotStarted {
+  enum class Why { kBadRequest, kQuota, kBusy };
+  Why why = Why::kBadRequest;
+  std::string message;
+  std::optional<tenancy::Refusal> quota;  // for kQuota: the limit, for 429 headers
+};
+
+class Pipeline {
+ public:
+  Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable);
+
+  // Started: the engine's request id (for cancel()); otherwise why not.
+  std::variant<RequestId, NotStarted> start(ServeRequest req, std::shared_ptr<Sink> sink);
+  // The client went away: the request ends, its blocks go back, and what it
+  // used is still recorded.
+  void cancel(RequestId id) { engine_.cancel(id); }
+
+ private:
+  struct Flight;
+  void finish(const std::shared_ptr<Flight>& f, const Completion& done);
+
+  Engine& engine_;
+  tenancy::Tenancy& tenancy_;
+  const Tokenizer& tokenizer_;
+  DurableQueue& durable_;
+};
+
+}  // namespace kvgate::serving

@@ -1,0 +1,204 @@
+// The request pipeline end to end below HTTP: a real engine on stories260K,
+// a real tenancy store, a sink that records what a client would be sent.
+// Checks the invariants the gateway owes its users: no cross-tenant reuse,
+// cache_salt narrows a scope, the ledger says what the client was told,
+// prompt = cached + fresh, every refusal leaves nothing charged.
+#include "gateway/serving/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "engine/cpu/cpu_backend.h"
+#include "engine/model/model.h"
+#include "engine/model/model_fingerprint.h"
+#include "gateway/serving/bootstrap.h"
+#include "tests/engine/test_models.h"
+#include "tests/tenancy/temp_dir.h"
+
+namespace kvgate::serving {
+namespace {
+
+class RecordingSink final : public Sink {
+ public:
+  void on_text(std::string_view t) override {
+    MutexLock lock(mu_);
+    text_ += t;
+  }
+  void on_done(const Served& s) override {
+    {
+      MutexLock lock(mu_);
+      served_ = s;
+      done_ = true;
+    }
+    cv_.notify_all();
+  }
+  Served wait() {
+    MutexLock lock(mu_);
+    while (!done_) cv_.wait(mu_);
+    return served_;
+  }
+  std::string text() {
+    MutexLock lock(mu_);
+    return text_;
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  std::string text_ ABSL_GUARDED_BY(mu_);
+  Served served_ ABSL_GUARDED_BY(mu_);
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = kvgate::testing::stories();
+    tokenizer_ = Tokenizer::from_gguf(model_->file());
+    BackendOptions bo;
+    bo.kv_budget_bytes = kv_budget_for_blocks(model_->config(), KvType::kF32, bo.block_size, 256);
+    SchedulerOptions so;
+    so.model = model_fingerprint(*model_, KvLayout{KvType::kF32});
+    so.eos = tokenizer_->eos();
+    engine_ = std::make_unique<Engine>(make_cpu_backend(model_, bo), std::move(so), EngineOptions{.max_outstanding = 8});
+    tenancy_ = std::make_unique<tenancy::Tenancy>(dir_.sub("store"));
+    tenancy_->tenants().put_plan(tenancy::PricePlan::with_default_cached("p", 1'000'000, 2'000'000));
+    pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, durable_);
+  }
+  void TearDown() override { engine_->shutdown(); }
+
+  tenancy::Principal tenant(const std::string& id, tenancy::QuotaLimits q = {}) {
+    tenancy::NewTenant n;
+    n.id = id, n.plan_id = "p", n.quotas = q;
+    tenancy_->tenants().create(n);
+    const std::string key = tenancy_->keys().create(id, "test").plaintext;
+    return *tenancy_->authenticate(key);
+  }
+
+  ServeRequest request(const tenancy::Principal& who, const std::string& prompt, int32_t max_tokens) {
+    ServeRequest r;
+    r.who = who;
+    r.request_id = "req-" + std::to_string(++n_);
+    r.model = "stories260K";
+    r.prompt = tokenizer_->encode(prompt, {.add_bos = true, .parse_special = false});
+    r.continuation = true;
+    r.sampling.temperature = 0;
+    r.max_tokens = max_tokens;
+    return r;
+  }
+
+  // Runs one request to its end and checks what the ledger says against it.
+  Served run(ServeRequest r, std::string* text = nullptr) {
+    auto sink = std::make_shared<RecordingSink>();
+    const std::string rid = r.request_id;
+    auto started = pipeline_->start(std::move(r), sink);
+    EXPECT_TRUE(std::holds_alternative<RequestId>(started));
+    if (!std::holds_alternative<RequestId>(started)) return {};
+    const Served s = sink->wait();
+    if (text) *text = sink->text();
+    const auto rec = tenancy_->ledger().find(rid);
+    EXPECT_EQ(rec.has_value(), s.recorded);
+    if (rec) {
+      EXPECT_EQ(rec->tokens, s.usage) << "the ledger and the client disagree";
+      EXPECT_EQ(rec->cost_micros, s.cost_micros);
+      EXPECT_EQ(rec->tokens.prompt_tokens, rec->tokens.cached() + rec->tokens.fresh_prefill);
+    }
+    return s;
+  }
+
+  const std::string long_prompt_ =
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine with "
+      "her dog and her friends, and every day she went to the park to look at the flowers and the birds.";
+  tenancy::testing::TempDir dir_;
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<tenancy::Tenancy> tenancy_;
+  DurableQueue durable_;
+  std::unique_ptr<Pipeline> pipeline_;
+  int n_ = 0;
+};
+
+TEST_F(PipelineTest, ARepeatedPromptIsServedFromTheCacheAndBilledAsCached) {
+  const auto acme = tenant("acme");
+  const Served first = run(request(acme, long_prompt_, 8));
+  const Served second = run(request(acme, long_prompt_, 8));
+  EXPECT_TRUE(first.recorded && second.recorded);
+  EXPECT_EQ(first.usage.cached(), 0u);
+  EXPECT_GT(second.usage.cached(), 0u);
+  EXPECT_LT(second.cost_micros, first.cost_micros);  // cached prompt tokens cost 10%
+  EXPECT_EQ(first.usage.output_tokens, 8u);
+  EXPECT_EQ(first.finish, FinishReason::kLength);
+}
+
+TEST_F(PipelineTest, AnotherTenantNeverReusesTheBlocksAndASaltSplitsAScope) {
+  const auto a = tenant("a"), b = tenant("b");
+  run(request(a, long_prompt_, 4));
+  EXPECT_EQ(run(request(b, long_prompt_, 4)).usage.cached(), 0u);  // the same prompt, another tenant
+  EXPECT_GT(run(request(b, long_prompt_, 4)).usage.cached(), 0u);  // b's own second request hits
+  ServeRequest salted = request(a, long_prompt_, 4);
+  salted.cache_salt = "user-7";
+  EXPECT_EQ(run(salted).usage.cached(), 0u);
+  ServeRequest again = request(a, long_prompt_, 4);
+  again.cache_salt = "user-7";
+  EXPECT_GT(run(again).usage.cached(), 0u);
+}
+
+TEST_F(PipelineTest, AStopStringEndsTheRequestAndIsNotSent) {
+  const auto acme = tenant("acme");
+  std::string free_text;
+  run(request(acme, "Once upon a time", 40), &free_text);
+  ASSERT_GT(free_text.size(), 12u);
+  const std::string stop = free_text.substr(6, 5);
+  ServeRequest r = request(acme, "Once upon a time", 40);
+  r.stop = {stop};
+  std::string text;
+  const Served s = run(std::move(r), &text);
+  EXPECT_EQ(s.finish, FinishReason::kStop);
+  EXPECT_EQ(text, free_text.substr(0, free_text.find(stop)));
+  EXPECT_LT(s.usage.output_tokens, 40u);  // cancelled, not run to the limit
+}
+
+TEST_F(PipelineTest, RefusalsChargeNothing) {
+  const auto tight = tenant("tight", {.requests_per_minute = 1});
+  run(request(tight, "Once upon a time", 2));
+  auto over = pipeline_->start(request(tight, "Once upon a time", 2), std::make_shared<RecordingSink>());
+  ASSERT_TRUE(std::holds_alternative<NotStarted>(over));
+  EXPECT_EQ(std::get<NotStarted>(over).why, NotStarted::Why::kQuota);
+  ASSERT_TRUE(std::get<NotStarted>(over).quota);
+  EXPECT_EQ(std::get<NotStarted>(over).quota->limit, tenancy::Limit::kRequestsPerMinute);
+
+  const auto one = tenant("one", {.max_concurrent_requests = 1});
+  auto too_long = pipeline_->start(request(one, "Once upon a time", 100000), std::make_shared<RecordingSink>());
+  ASSERT_TRUE(std::holds_alternative<NotStarted>(too_long));
+  EXPECT_EQ(std::get<NotStarted>(too_long).why, NotStarted::Why::kBadRequest);
+  EXPECT_NE(std::get<NotStarted>(too_long).message.find("max_tokens"), std::string::npos);
+  EXPECT_TRUE(run(request(one, "Once upon a time", 2)).recorded);  // its one slot was never taken
+}
+
+TEST_F(PipelineTest, AFullEngineIsBusyAndTheQuotaSlotIsGivenBack) {
+  const auto acme = tenant("acme", {.max_concurrent_requests = 20});
+  std::vector<std::shared_ptr<RecordingSink>> sinks;
+  std::vector<RequestId> ids;
+  for (int i = 0; i < 8; ++i) {
+    sinks.push_back(std::make_shared<RecordingSink>());
+    auto s = pipeline_->start(request(acme, long_prompt_, 200), sinks.back());
+    ASSERT_TRUE(std::holds_alternative<RequestId>(s));
+    ids.push_back(std::get<RequestId>(s));
+  }
+  auto busy = pipeline_->start(request(acme, "Once", 2), std::make_shared<RecordingSink>());
+  ASSERT_TRUE(std::holds_alternative<NotStarted>(busy));
+  EXPECT_EQ(std::get<NotStarted>(busy).why, NotStarted::Why::kBusy);
+  for (RequestId id : ids) pipeline_->cancel(id);
+  for (auto& s : sinks) {
+    const Served served = s->wait();
+    EXPECT_EQ(served.finish, FinishReason::kCancelled);
+  }
+  EXPECT_EQ(engine_->available_blocks(), engine_->num_blocks());
+  EXPECT_TRUE(run(request(acme, "Once", 2)).recorded);
+}
+
+}  // namespace
+}  // namespace kvgate::serving
