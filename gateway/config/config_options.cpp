@@ -1,0 +1,325 @@
+// The option table and the value rules of config_options.h. Each row binds
+// a TOML key and a flag to one ServerConfig field through bind<Section,
+// Field>, which converts between the field's C++ type and OptionValue; the
+// row's range is the only place a limit is written down.
+#include "gateway/config/config_options.h"
+
+#include <charconv>
+#include <type_traits>
+
+#include "engine/error.h"
+#include "gateway/config/byte_size.h"
+
+namespace kvgate::config {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+constexpr int64_t kGiB = 1024 * kMiB;
+constexpr int64_t kDayMs = 24LL * 3600 * 1000;
+constexpr int64_t kMaxTokens = int64_t{1} << 24;
+
+constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "data", "admin", "log"};
+constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
+constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
+
+// One row without its accessors.
+struct Row {
+  std::string_view table, key, flag;
+  OptionKind kind;
+  std::string_view help;
+  int64_t min = 0;
+  int64_t max = std::numeric_limits<int64_t>::max();
+  bool allow_empty = true;
+  std::span<const std::string_view> choices = {};
+};
+
+template <auto Section, auto Field>
+OptionValue get_field(const ServerConfig& c) {
+  const auto& v = (c.*Section).*Field;
+  using T = std::decay_t<decltype(v)>;
+  if constexpr (std::is_same_v<T, bool>) {
+    return v;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<int64_t>(v);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else {
+    static_assert(std::is_same_v<T, ListenAddress>);
+    return v.str();
+  }
+}
+
+template <auto Section, auto Field>
+void set_field(ServerConfig& c, const OptionValue& x) {
+  auto& v = (c.*Section).*Field;
+  using T = std::decay_t<decltype(v)>;
+  if constexpr (std::is_same_v<T, bool>) {
+    v = std::get<bool>(x);
+  } else if constexpr (std::is_integral_v<T>) {
+    v = static_cast<T>(std::get<int64_t>(x));  // in range: check_value() ran against the row's bounds
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v = std::get<std::string>(x);
+  } else {
+    v = parse_listen_address(std::get<std::string>(x));
+  }
+}
+
+template <auto Section, auto Field>
+Option bind(Row r) {
+  using T = std::decay_t<decltype(std::declval<ServerConfig&>().*Section.*Field)>;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    r.max = std::min<int64_t>(r.max, std::numeric_limits<T>::max());
+  return Option{r.table, r.key, r.flag, r.kind, r.help, r.min, r.max, r.allow_empty, r.choices,
+                &get_field<Section, Field>, &set_field<Section, Field>};
+}
+
+using C = ServerConfig;
+using K = OptionKind;
+
+std::vector<Option> build_table() {
+  return {
+      // [server]
+      bind<&C::server, &ServerSection::listen>(
+          {"server", "listen", "listen", K::kAddress, "HTTPS listen address, host:port (port 0: any free port)"}),
+      bind<&C::server, &ServerSection::plain_http>(
+          {"server", "plain_http", "plain-http", K::kBool, "also serve plain HTTP on plain_listen (off unless enabled)"}),
+      bind<&C::server, &ServerSection::plain_listen>(
+          {"server", "plain_listen", "plain-listen", K::kAddress, "plain HTTP listen address, used only with plain_http"}),
+      bind<&C::server, &ServerSection::io_threads>(
+          {"server", "io_threads", "io-threads", K::kInt, "threads running the I/O event loop", 1, 256}),
+      bind<&C::server, &ServerSection::max_connections>(
+          {"server", "max_connections", "max-connections", K::kInt,
+           "open connections at once; more are refused (needs ulimit -n above it)", 1, 1'000'000}),
+      bind<&C::server, &ServerSection::header_limit_bytes>(
+          {"server", "header_limit_bytes", "header-limit-bytes", K::kBytes,
+           "largest request header block; past it, 431", 1 * kKiB, 64 * kMiB}),
+      bind<&C::server, &ServerSection::body_limit_bytes>(
+          {"server", "body_limit_bytes", "body-limit-bytes", K::kBytes, "largest request body; past it, 413", 1,
+           4 * kGiB}),
+      bind<&C::server, &ServerSection::read_timeout_ms>(
+          {"server", "read_timeout_ms", "read-timeout-ms", K::kInt,
+           "time to receive a whole request once it starts; past it, 408 and close", 1, kDayMs}),
+      bind<&C::server, &ServerSection::idle_timeout_ms>(
+          {"server", "idle_timeout_ms", "idle-timeout-ms", K::kInt,
+           "how long a keep-alive connection may wait for its next request", 1, kDayMs}),
+      bind<&C::server, &ServerSection::write_timeout_ms>(
+          {"server", "write_timeout_ms", "write-timeout-ms", K::kInt,
+           "a write that makes no progress this long drops the client and cancels its request", 1, kDayMs}),
+      bind<&C::server, &ServerSection::shutdown_deadline_ms>(
+          {"server", "shutdown_deadline_ms", "shutdown-deadline-ms", K::kInt,
+           "after SIGTERM, time for requests in flight to finish before they are cancelled (0: cancel at once)", 0,
+           kDayMs}),
+      // [tls]
+      bind<&C::tls, &TlsSection::cert_file>(
+          {"tls", "cert_file", "tls-cert", K::kString,
+           "PEM certificate chain; with key_file, or neither: a self-signed pair in <data.dir>/tls/"}),
+      bind<&C::tls, &TlsSection::key_file>({"tls", "key_file", "tls-key", K::kString, "PEM private key of cert_file"}),
+      // [model]
+      bind<&C::model, &ModelSection::path>(
+          {"model", "path", "model", K::kString,
+           "GGUF model file (default: stories260K from $KVGATE_SHARED, else ../shared, relative to the working "
+           "directory)",
+           0, 0, false}),
+      bind<&C::model, &ModelSection::name>(
+          {"model", "name", "model-name", K::kString, "model id clients send; empty = the file name without .gguf"}),
+      bind<&C::model, &ModelSection::backend>(
+          {"model", "backend", "backend", K::kChoice, "auto (CUDA when built and a device exists, else CPU), cpu or cuda",
+           0, 0, true, kBackends}),
+      bind<&C::model, &ModelSection::block_size>(
+          {"model", "block_size", "block-size", K::kInt, "tokens per KV block; the prefix cache shares whole blocks", 1,
+           1024}),
+      bind<&C::model, &ModelSection::kv_budget_bytes>(
+          {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
+      bind<&C::model, &ModelSection::max_step_tokens>(
+          {"model", "max_step_tokens", "max-step-tokens", K::kInt,
+           "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens}),
+      bind<&C::model, &ModelSection::max_running>(
+          {"model", "max_running", "max-running", K::kInt,
+           "sequences running at once (capped at max_step_tokens); 0 = as many as the KV budget holds", 0,
+           kMaxTokens}),
+      bind<&C::model, &ModelSection::chunked_prefill>(
+          {"model", "chunked_prefill", "chunked-prefill", K::kBool, "split long prompts across steps"}),
+      bind<&C::model, &ModelSection::prefix_cache>(
+          {"model", "prefix_cache", "prefix-cache", K::kBool, "reuse cached prompt prefixes within a tenant's scope"}),
+      bind<&C::model, &ModelSection::max_waiting>(
+          {"model", "max_waiting", "max-waiting", K::kInt,
+           "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens}),
+      // [limits]
+      bind<&C::limits, &LimitsSection::max_prompt_tokens>(
+          {"limits", "max_prompt_tokens", "max-prompt-tokens", K::kInt,
+           "longest prompt in tokens; past it, 400; 0 = the model's context", 0, kMaxTokens}),
+      bind<&C::limits, &LimitsSection::max_output_tokens>(
+          {"limits", "max_output_tokens", "max-output-tokens", K::kInt,
+           "largest max_tokens a request may ask for; past it, 400; 0 = the model's context", 0, kMaxTokens}),
+      // [data]
+      bind<&C::data, &DataSection::dir>(
+          {"data", "dir", "data-dir", K::kString,
+           "the server's state: tenants, ledger, admin token, self-signed certificate", 0, 0, false}),
+      // [admin]
+      bind<&C::admin, &AdminSection::token_file>(
+          {"admin", "token_file", "admin-token-file", K::kString,
+           "where the admin token generated at first start is kept; empty = <data.dir>/admin-token"}),
+      // [log]
+      bind<&C::log, &LogSection::level>(
+          {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
+  };
+}
+
+[[noreturn]] void bad_text(std::string_view text, std::string_view what) {
+  std::string msg = "'";
+  msg.append(text).append("' is not ").append(what);
+  throw Error(msg);
+}
+
+std::string toml_string(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out.push_back('\\');
+      out.push_back(ch);
+    } else if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      out.append("\\u00").push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out.append("\"");
+}
+
+}  // namespace
+
+std::string Option::name() const { return std::string(table).append(".").append(key); }
+
+std::span<const Option> all_options() {
+  static const std::vector<Option> table = build_table();
+  return table;
+}
+
+std::span<const std::string_view> option_tables() { return kTables; }
+
+size_t option_index(const Option& o) { return static_cast<size_t>(&o - all_options().data()); }
+
+const Option* find_option(std::string_view table, std::string_view key) {
+  for (const Option& o : all_options())
+    if (o.table == table && o.key == key) return &o;
+  return nullptr;
+}
+
+std::string check_value(const Option& o, const OptionValue& v) {
+  switch (o.kind) {
+    case K::kBool:
+      return {};
+    case K::kInt:
+    case K::kBytes: {
+      const int64_t n = std::get<int64_t>(v);
+      auto show = [&](int64_t x) { return o.kind == K::kBytes ? format_byte_size(x) : std::to_string(x); };
+      if (n < o.min) return "must be at least " + show(o.min) + " (got " + show(n) + ")";
+      if (n > o.max) return "must be at most " + show(o.max) + " (got " + show(n) + ")";
+      return {};
+    }
+    case K::kString: {
+      const std::string& s = std::get<std::string>(v);
+      if (s.empty() && !o.allow_empty) return "must not be empty";
+      for (char ch : s)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) return "must not contain control characters";
+      return {};
+    }
+    case K::kChoice: {
+      const std::string& s = std::get<std::string>(v);
+      std::string list;
+      for (std::string_view c : o.choices) {
+        if (s == c) return {};
+        list.append(list.empty() ? "" : ", ").append(c);
+      }
+      return "must be one of " + list + " (got " + toml_string(s) + ")";
+    }
+    case K::kAddress:
+      try {
+        (void)parse_listen_address(std::get<std::string>(v));
+        return {};
+      } catch (const Error& e) {
+        return std::string("must be host:port: ") + e.what();
+      }
+  }
+  return {};
+}
+
+OptionValue value_from_text(const Option& o, std::string_view text) {
+  switch (o.kind) {
+    case K::kBool:
+      if (text == "true") return true;
+      if (text == "false") return false;
+      bad_text(text, "true or false");
+    case K::kInt: {
+      int64_t n = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (ec == std::errc::result_out_of_range) bad_text(text, "an integer in range");
+      if (ec != std::errc() || end != text.data() + text.size()) bad_text(text, "an integer");
+      return n;
+    }
+    case K::kBytes:
+      return parse_byte_size(text);
+    case K::kString:
+    case K::kChoice:
+    case K::kAddress:
+      return std::string(text);
+  }
+  return std::string(text);
+}
+
+std::string format_value(const Option& o, const OptionValue& v) {
+  switch (o.kind) {
+    case K::kBool:
+      return std::get<bool>(v) ? "true" : "false";
+    case K::kInt:
+      return std::to_string(std::get<int64_t>(v));
+    case K::kBytes: {
+      const std::string s = format_byte_size(std::get<int64_t>(v));
+      return s.find_first_not_of("0123456789") == std::string::npos ? s : toml_string(s);
+    }
+    case K::kString:
+    case K::kChoice:
+    case K::kAddress:
+      return toml_string(std::get<std::string>(v));
+  }
+  return {};
+}
+
+std::string_view kind_description(OptionKind kind) {
+  switch (kind) {
+    case K::kBool:
+      return "a boolean (true or false)";
+    case K::kInt:
+      return "an integer";
+    case K::kBytes:
+      return "a byte count (an integer, or a string such as \"4GiB\")";
+    case K::kString:
+      return "a string";
+    case K::kChoice:
+      return "a string";
+    case K::kAddress:
+      return "a string \"host:port\"";
+  }
+  return "a value";
+}
+
+std::vector<ConfigProblem> check_config(const ServerConfig& c) {
+  std::vector<ConfigProblem> out;
+  if (c.tls.cert_file.empty() != c.tls.key_file.empty()) {
+    const bool has_cert = !c.tls.cert_file.empty();
+    out.push_back({find_option("tls", has_cert ? "cert_file" : "key_file"),
+                   std::string(has_cert ? "is set but tls.key_file is not" : "is set but tls.cert_file is not") +
+                       ": give both, or neither for a self-signed certificate in the data directory"});
+  }
+  if (c.server.plain_http && c.server.plain_listen.port != 0 && c.server.plain_listen == c.server.listen)
+    out.push_back({find_option("server", "plain_listen"),
+                   "is the same address as server.listen (" + c.server.listen.str() +
+                       "): plain HTTP needs a port of its own"});
+  return out;
+}
+
+}  // namespace kvgate::config

@@ -1,0 +1,168 @@
+// `kvgate serve` flags: one per option, layered flag > file > default, with
+// errors that name the flag, and --config / --print-config.
+#include "gateway/config/serve_flags.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/error.h"
+#include "gateway/config/config_file.h"
+
+namespace kvgate::config {
+namespace {
+
+#define EXPECT_HAS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "'" << needle << "' not in: " << (haystack)
+
+// A `serve` subcommand with the flags, parsed from `args`.
+struct Serve {
+  CLI::App app{"kvgate"};
+  CLI::App* cmd = app.add_subcommand("serve");
+  std::shared_ptr<ServeFlags> flags = ServeFlags::add_to(*cmd);
+
+  explicit Serve(const std::string& args) { app.parse("serve " + args, false); }
+  // Arguments as a shell would pass them, empty ones included.
+  explicit Serve(std::vector<std::string> argv) {
+    argv.insert(argv.begin(), "serve");
+    std::reverse(argv.begin(), argv.end());  // CLI11 takes them last first
+    app.parse(argv);
+  }
+  ServerConfig config() const { return flags->resolve(); }
+};
+
+std::string error_of(const std::string& args) {
+  try {
+    Serve s(args);
+    s.config();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << args;
+  return {};
+}
+
+std::string temp_config(const std::string& text) {
+  static int n = 0;
+  const std::string path = ::testing::TempDir() + "/kvgate-flags-" + std::to_string(n++) + ".toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ServeFlags, NoFlagsIsTheDefault) {
+  Serve s("");
+  EXPECT_EQ(s.config(), ServerConfig{});
+  EXPECT_FALSE(s.flags->print_config());
+  EXPECT_TRUE(s.flags->config_file().empty());
+}
+
+TEST(ServeFlags, EveryOptionHasItsOwnFlag) {
+  Serve s("");
+  std::set<std::string> flags;
+  for (const Option& o : all_options()) {
+    EXPECT_TRUE(flags.insert(std::string(o.flag)).second) << "two options share --" << o.flag;
+    EXPECT_NE(s.cmd->get_option_no_throw("--" + std::string(o.flag)), nullptr) << o.name();
+  }
+}
+
+TEST(ServeFlags, SetValuesOfEveryKind) {
+  Serve s("--listen 0.0.0.0:9443 --plain-http --plain-listen 0.0.0.0:9080 --io-threads 3 "
+          "--header-limit-bytes 32KiB --body-limit-bytes 1000 --model m.gguf --model-name tiny --backend cpu "
+          "--kv-budget 2GiB --no-prefix-cache --data-dir /tmp/d --log-level warn --max-output-tokens 64");
+  const ServerConfig c = s.config();
+  EXPECT_EQ(c.server.listen.str(), "0.0.0.0:9443");
+  EXPECT_TRUE(c.server.plain_http);
+  EXPECT_EQ(c.server.plain_listen.str(), "0.0.0.0:9080");
+  EXPECT_EQ(c.server.io_threads, 3);
+  EXPECT_EQ(c.server.header_limit_bytes, 32768);
+  EXPECT_EQ(c.server.body_limit_bytes, 1000);
+  EXPECT_EQ(c.model.path, "m.gguf");
+  EXPECT_EQ(c.served_model_name(), "tiny");
+  EXPECT_EQ(c.model.backend, "cpu");
+  EXPECT_EQ(c.model.kv_budget_bytes, int64_t{2} << 30);
+  EXPECT_FALSE(c.model.prefix_cache);
+  EXPECT_TRUE(c.model.chunked_prefill);
+  EXPECT_EQ(c.data.dir, "/tmp/d");
+  EXPECT_EQ(c.log.level, "warn");
+  EXPECT_EQ(c.limits.max_output_tokens, 64);
+}
+
+TEST(ServeFlags, FlagBeatsFileBeatsDefault) {
+  const std::string path = temp_config(
+      "[server]\nio_threads = 2\nidle_timeout_ms = 5000\nplain_http = true\n[model]\nprefix_cache = false\n"
+      "kv_budget = \"2GiB\"\n");
+  Serve s("--config " + path + " --io-threads 6 --prefix-cache");
+  const ServerConfig c = s.config();
+  EXPECT_EQ(s.flags->config_file(), path);
+  EXPECT_EQ(c.server.io_threads, 6);            // flag over file
+  EXPECT_TRUE(c.model.prefix_cache);            // --x over the file's false
+  EXPECT_EQ(c.server.idle_timeout_ms, 5000);    // file over default
+  EXPECT_TRUE(c.server.plain_http);             // file over default
+  EXPECT_EQ(c.model.kv_budget_bytes, int64_t{2} << 30);
+  EXPECT_EQ(c.server.read_timeout_ms, 30000);   // default
+  Serve off("--config " + path + " --no-plain-http");
+  EXPECT_FALSE(off.config().server.plain_http);  // --no-x over the file's true
+}
+
+TEST(ServeFlags, CrossOptionRulesSeeTheLayersTogether) {
+  // The file names a certificate, the flag its key: together they are whole.
+  const std::string path = temp_config("[tls]\ncert_file = \"c.pem\"\n");
+  Serve s("--config " + path + " --tls-key k.pem");
+  EXPECT_EQ(s.config().tls_key_path(), "k.pem");
+  EXPECT_HAS(error_of("--config " + path), path + ":2:13: tls.cert_file is set but tls.key_file is not");
+  EXPECT_HAS(error_of("--tls-key k.pem"), "--tls-key: tls.key_file is set but tls.cert_file is not");
+  EXPECT_HAS(error_of("--listen 127.0.0.1:8080 --plain-http"),
+             "server.plain_listen is the same address as server.listen (127.0.0.1:8080)");
+}
+
+TEST(ServeFlags, BadValuesNameTheFlag) {
+  EXPECT_HAS(error_of("--io-threads 0"), "--io-threads: server.io_threads must be at least 1 (got 0)");
+  EXPECT_HAS(error_of("--io-threads four"), "--io-threads: 'four' is not an integer");
+  EXPECT_HAS(error_of("--io-threads 99999999999999999999"), "--io-threads: '99999999999999999999' is not an integer in range");
+  EXPECT_HAS(error_of("--kv-budget lots"), "--kv-budget: 'lots' is not a byte count");
+  EXPECT_HAS(error_of("--listen localhost"), "--listen: server.listen must be host:port");
+  EXPECT_HAS(error_of("--backend tpu"), "--backend: model.backend must be one of auto, cpu, cuda (got \"tpu\")");
+  try {
+    Serve s(std::vector<std::string>{"--data-dir", ""});
+    s.config();
+    ADD_FAILURE() << "an empty --data-dir was accepted";
+  } catch (const Error& e) {
+    EXPECT_HAS(e.what(), "--data-dir: data.dir must not be empty");
+  }
+}
+
+TEST(ServeFlags, FileAndFlagProblemsAreReportedTogether) {
+  const std::string path = temp_config("[server]\nio_threads = 0\n");
+  const std::string e = error_of("--config " + path + " --block-size 0");
+  EXPECT_HAS(e, "2 problems in the configuration:");
+  EXPECT_HAS(e, path + ":2:14: server.io_threads must be at least 1");
+  EXPECT_HAS(e, "--block-size: model.block_size must be at least 1");
+  EXPECT_LT(e.find(path + ":2:14"), e.find("--block-size"));
+}
+
+TEST(ServeFlags, MissingConfigFileIsNamed) {
+  EXPECT_HAS(error_of("--config /nonexistent/kvgate.toml"), "cannot open config file /nonexistent/kvgate.toml");
+}
+
+TEST(ServeFlags, PrintConfigIsAFlag) {
+  Serve s("--print-config --io-threads 2");
+  EXPECT_TRUE(s.flags->print_config());
+  EXPECT_EQ(s.config().server.io_threads, 2);
+}
+
+TEST(ServeFlags, HelpShowsEachFlagWithItsDefaultAndKey) {
+  Serve s("");
+  const std::string help = s.cmd->help();
+  EXPECT_HAS(help, "--kv-budget");
+  EXPECT_HAS(help, "1GiB");
+  EXPECT_HAS(help, "[model.kv_budget]");
+  EXPECT_HAS(help, "--no-prefix-cache");
+  EXPECT_HAS(help, "Config [server]");
+}
+
+}  // namespace
+}  // namespace kvgate::config
