@@ -27,7 +27,7 @@ int64_t parse_byte_size(std::string_view text) {
   auto bad = [&](std::string_view why) {
     std::string msg = "'";
     msg.append(text).append("' is not a byte count");
-    if (!why.empty()) msg.append(" (").append(why).append(")");
+    if (!why.empty()) msg.append(": ").append(why);
     msg.append(" (examples: 1048576, 512MiB, 4GiB, 2GB)");
     return Error(msg);
   };
