@@ -1,0 +1,100 @@
+// Chat completion bodies to ChatCompletionRequest. Pure; any thread.
+#include "gateway/openai/chat_request.h"
+
+#include <boost/json/object.hpp>
+
+#include "gateway/openai/api_error.h"
+#include "gateway/openai/json_body.h"
+
+namespace kvgate::openai {
+namespace json = boost::json;
+
+namespace {
+
+std::string index_path(std::string_view base, std::size_t i) {
+  return std::string(base) + "[" + std::to_string(i) + "]";
+}
+
+ChatRole parse_role(const FieldReader& m) {
+  auto role = m.string("role");
+  if (!role) throw missing_parameter(m.path("role"));
+  if (*role == "system" || *role == "developer") return ChatRole::kSystem;
+  if (*role == "user") return ChatRole::kUser;
+  if (*role == "assistant") return ChatRole::kAssistant;
+  throw invalid_value(m.path("role"), "'" + *role +
+                                          "' is not a supported role; expected 'system', 'developer', 'user' "
+                                          "or 'assistant'.");
+}
+
+// A string, or an array of {"type": "text", "text": ...} parts.
+std::string parse_content(const FieldReader& m, ChatRole role) {
+  const std::string path = m.path("content");
+  const json::value* c = m.find("content");
+  if (!c) {
+    // An assistant turn may carry no text (OpenAI allows null content there).
+    if (role == ChatRole::kAssistant) return "";
+    throw missing_parameter(path);
+  }
+  if (c->is_string()) return std::string(c->get_string());
+  if (!c->is_array()) throw invalid_type(path, "a string or an array of content parts", json_kind_name(*c));
+  const json::array& parts = c->get_array();
+  if (parts.empty())
+    throw invalid_request("Invalid '" + path + "': empty array. Expected an array with minimum length 1.", path,
+                          "empty_array");
+  std::string text;
+  for (std::size_t j = 0; j < parts.size(); ++j) {
+    const std::string part_path = index_path(path, j);
+    if (!parts[j].is_object()) throw invalid_type(part_path, "an object", json_kind_name(parts[j]));
+    FieldReader part(parts[j].get_object(), part_path);
+    auto type = part.string("type");
+    if (!type) throw missing_parameter(part.path("type"));
+    if (*type != "text")
+      throw invalid_value(part.path("type"), "'" + *type + "' content is not supported; kvgate serves text only.");
+    auto t = part.string("text");
+    if (!t) throw missing_parameter(part.path("text"));
+    if (j > 0) text += '\n';
+    text += *t;
+  }
+  return text;
+}
+
+std::vector<ChatMessage> parse_messages(const FieldReader& body) {
+  const json::value* v = body.find("messages");
+  if (!v) throw missing_parameter("messages");
+  if (!v->is_array()) throw invalid_type("messages", "an array", json_kind_name(*v));
+  const json::array& a = v->get_array();
+  if (a.empty())
+    throw invalid_request("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an "
+                          "empty array instead.",
+                          "messages", "empty_array");
+  std::vector<ChatMessage> out;
+  out.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string path = index_path("messages", i);
+    if (!a[i].is_object()) throw invalid_type(path, "an object", json_kind_name(a[i]));
+    FieldReader m(a[i].get_object(), path);
+    ChatMessage msg;
+    msg.role = parse_role(m);
+    msg.content = parse_content(m, msg.role);
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+}  // namespace
+
+ChatCompletionRequest parse_chat_completion_request(std::string_view body_text) {
+  const json::object object = parse_json_object(body_text);
+  const FieldReader body(object, "");
+  ChatCompletionRequest r;
+  r.model = body.required_string("model");
+  r.messages = parse_messages(body);
+  r.options = parse_generation_options(body, Endpoint::kChatCompletions);
+  if (body.boolean("logprobs").value_or(false))
+    throw invalid_value("logprobs", "kvgate does not return log probabilities; send false or leave it out.");
+  if (body.find("top_logprobs"))
+    throw invalid_value("top_logprobs", "kvgate does not return log probabilities; leave it out.");
+  return r;
+}
+
+}  // namespace kvgate::openai

@@ -1,0 +1,55 @@
+// UsageReport: what one request used and cost, as its client is told in
+// "usage" and as the ledger records it (DESIGN invariant 8: the same
+// numbers, to the token). The serving pipeline fills it from the engine's
+// RequestResult and the tenant's price plan; this module only writes it.
+//
+// Invariant (DESIGN 4): prompt_tokens = cached_tokens() + fresh_prefill_tokens.
+// prompt_tokens counts the cached tokens too, as OpenAI's usage does.
+//
+// JSON, OpenAI's fields first, then kvgate's extension object:
+//   {"prompt_tokens": P, "completion_tokens": C, "total_tokens": P + C,
+//    "prompt_tokens_details": {"cached_tokens": device + host + disk},
+//    "kvgate": {"cached_tokens_by_tier": {"device": D, "host": H, "disk": K},
+//               "fresh_prefill_tokens": F, "cache_written_tokens": W,
+//               "cost_micros": M, "currency": "USD"}}
+// cost_micros is the price in millionths of the currency, as tenancy/
+// computes it. Clients that know only OpenAI's fields ignore "kvgate".
+//
+// Pure values; any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <boost/json/value.hpp>
+
+#include "engine/request.h"
+
+namespace kvgate::openai {
+
+struct UsageReport {
+  uint64_t prompt_tokens = 0;
+  uint64_t completion_tokens = 0;
+  uint64_t cached_device_tokens = 0;
+  uint64_t cached_host_tokens = 0;
+  uint64_t cached_disk_tokens = 0;
+  uint64_t fresh_prefill_tokens = 0;
+  uint64_t cache_written_tokens = 0;
+  uint64_t cost_micros = 0;
+  std::string currency = "USD";
+
+  uint64_t cached_tokens() const { return cached_device_tokens + cached_host_tokens + cached_disk_tokens; }
+  uint64_t total_tokens() const { return prompt_tokens + completion_tokens; }
+  // Invariant 4: prompt = cached + fresh.
+  bool balanced() const { return prompt_tokens == cached_tokens() + fresh_prefill_tokens; }
+  bool operator==(const UsageReport&) const = default;
+};
+
+// The token counts of a finished request. The engine's cache hits are all
+// device hits until the host and disk tiers land. Cost is left at 0: the
+// pipeline prices the request with the tenant's plan.
+UsageReport usage_from_result(const RequestResult& r);
+
+boost::json::value to_json(const UsageReport& u);
+
+}  // namespace kvgate::openai
