@@ -59,13 +59,13 @@ ApiError invalid_json(std::string_view why, std::string_view where) {
                          std::nullopt, "invalid_json");
 }
 
-ApiError context_length_exceeded(long long context, long long prompt_tokens, long long max_tokens) {
+ApiError context_length_exceeded(long long context, long long prompt_tokens, long long max_tokens, std::string param) {
   return invalid_request("This model's maximum context length is " + std::to_string(context) +
                              " tokens. However, you requested " + std::to_string(prompt_tokens + max_tokens) +
-                             " tokens (" + std::to_string(prompt_tokens) + " in the messages, " +
-                             std::to_string(max_tokens) +
-                             " in the completion). Please reduce the length of the messages or completion.",
-                         "messages", "context_length_exceeded");
+                             " tokens (" + std::to_string(prompt_tokens) + " in the " + param + ", " +
+                             std::to_string(max_tokens) + " in the completion). Please reduce the length of the " +
+                             param + " or completion.",
+                         param, "context_length_exceeded");
 }
 
 ApiError invalid_api_key() {

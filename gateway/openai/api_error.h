@@ -64,8 +64,10 @@ ApiError invalid_value(std::string_view param, std::string_view why);
 ApiError missing_parameter(std::string_view param);
 // The body was not JSON; `where` says where the parser stopped.
 ApiError invalid_json(std::string_view why, std::string_view where);
-// Prompt plus max_tokens past the model's context (400, as OpenAI answers).
-ApiError context_length_exceeded(long long context, long long prompt_tokens, long long max_tokens);
+// Prompt plus max_tokens past the model's context (400, as OpenAI answers);
+// `param` is "messages" for chat, "prompt" for completions.
+ApiError context_length_exceeded(long long context, long long prompt_tokens, long long max_tokens,
+                                 std::string param = "messages");
 
 ApiError invalid_api_key();                               // 401
 ApiError permission_denied(std::string message);          // 403

@@ -78,10 +78,10 @@ Builder stripped(std::string_view content) {
 
 // A conversation as the templates with an optional leading system message
 // see it: that message apart, then the turns.
+// It points into the request's messages, which outlive it.
 struct Conversation {
   const ChatMessage* system = nullptr;
-  std::vector<ChatMessage> turns;
-  std::size_t first_turn_index = 0;  // of turns[0] in the request's messages
+  std::span<const ChatMessage> turns;
 
   std::optional<std::size_t> last_user() const {
     for (std::size_t i = turns.size(); i-- > 0;) {
@@ -90,6 +90,8 @@ struct Conversation {
     return std::nullopt;
   }
 };
+
+const ChatMessage kEmptyUserTurn{ChatRole::kUser, ""};
 
 // For the families whose templates take one optional first system message
 // and then strictly alternating user/assistant turns, starting with a user.
@@ -102,7 +104,6 @@ Conversation alternating(std::span<const ChatMessage> messages, ChatTemplateFami
     c.system = &messages[0];
     start = 1;
   }
-  c.first_turn_index = start;
   for (std::size_t i = start; i < messages.size(); ++i) {
     const bool want_user = (i - start) % 2 == 0;
     const ChatRole role = messages[i].role;
@@ -114,9 +115,9 @@ Conversation alternating(std::span<const ChatMessage> messages, ChatTemplateFami
                               ") needs an optional first system message, then user and assistant messages "
                               "alternating, starting with user.");
     }
-    c.turns.push_back(messages[i]);
   }
-  if (c.turns.empty()) c.turns.push_back(ChatMessage{ChatRole::kUser, ""});
+  c.turns = messages.subspan(start);
+  if (c.turns.empty()) c.turns = std::span<const ChatMessage>(&kEmptyUserTurn, 1);
   return c;
 }
 
