@@ -149,6 +149,21 @@ void render_llama3(std::span<const ChatMessage> messages, Builder& b) {
   b.markup("<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
+// Llama-3.1/3.2/3.3-Instruct, without tools: a system header is always
+// written, with the knowledge and today's date lines, then the first system
+// message | trim; the other messages as Llama 3's.
+void render_llama31(std::span<const ChatMessage> messages, Builder& b) {
+  std::string_view system;
+  if (messages[0].role == ChatRole::kSystem) {
+    system = messages[0].content;
+    messages = messages.subspan(1);
+  }
+  b.markup("<|start_header_id|>system<|end_header_id|>\n\n");
+  b.markup("Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n");
+  b.append(stripped(system)).markup("<|eot_id|>");
+  render_llama3(messages, b);
+}
+
 // ChatML: '<|im_start|>' + role + '\n' + content + '<|im_end|>' + '\n'.
 void render_chatml(std::span<const ChatMessage> messages, Builder& b) {
   for (const ChatMessage& m : messages) {
@@ -238,7 +253,9 @@ void render_plain(std::span<const ChatMessage> messages, Builder& b) {
 
 ChatTemplateFamily detect_family(std::string_view j) {
   if (contains(j, "<|im_start|>")) return ChatTemplateFamily::kChatML;
-  if (contains(j, "<|start_header_id|>")) return ChatTemplateFamily::kLlama3;
+  if (contains(j, "<|start_header_id|>")) {
+    return contains(j, "Cutting Knowledge Date") ? ChatTemplateFamily::kLlama31 : ChatTemplateFamily::kLlama3;
+  }
   if (contains(j, "<start_of_turn>")) return ChatTemplateFamily::kGemma;
   if (contains(j, "<|user|>") && contains(j, "<|end|>")) return ChatTemplateFamily::kPhi3;
   if (!contains(j, "[INST]")) return ChatTemplateFamily::kPlain;
@@ -263,6 +280,7 @@ std::string_view chat_template_family_name(ChatTemplateFamily f) {
     case ChatTemplateFamily::kPlain: return "plain";
     case ChatTemplateFamily::kChatML: return "chatml";
     case ChatTemplateFamily::kLlama3: return "llama3";
+    case ChatTemplateFamily::kLlama31: return "llama3.1";
     case ChatTemplateFamily::kGemma: return "gemma";
     case ChatTemplateFamily::kPhi3: return "phi3";
     case ChatTemplateFamily::kMistralV7: return "mistral-v7";
@@ -299,6 +317,7 @@ RenderedChat ChatTemplate::render(std::span<const ChatMessage> messages, const T
     case ChatTemplateFamily::kPlain: render_plain(messages, b); break;
     case ChatTemplateFamily::kChatML: render_chatml(messages, b); break;
     case ChatTemplateFamily::kLlama3: render_llama3(messages, b); break;
+    case ChatTemplateFamily::kLlama31: render_llama31(messages, b); break;
     case ChatTemplateFamily::kGemma: render_gemma(alternating(messages, family_), b); break;
     case ChatTemplateFamily::kPhi3: render_phi3(messages, b); break;
     case ChatTemplateFamily::kMistralV7: render_mistral_v7(messages, tokens, b); break;

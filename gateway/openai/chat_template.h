@@ -5,6 +5,7 @@
 //
 // Families, detected by their distinctive markers, first match wins:
 //   ChatML      <|im_start|>                  (Qwen, Yi, OpenHermes, ...)
+//   Llama 3.1   <|start_header_id|> and "Cutting Knowledge Date" (3.1 to 3.3)
 //   Llama 3     <|start_header_id|>
 //   Gemma       <start_of_turn>
 //   Phi-3       <|user|> and <|end|>
@@ -26,7 +27,10 @@
 // message. Where it has no place for a system message, that message is put
 // where the family's newer templates put it (Gemma 3: before the first user
 // message; Mistral legacy: likewise, as Mistral v1 does). `trim` in a
-// template strips ASCII whitespace here.
+// template strips ASCII whitespace here. Llama 3.1's "Today Date" is the
+// template's own default, "26 Jul 2024" (what it renders without
+// strftime_now): a prompt must not change with the calendar, or yesterday's
+// cached prefixes would all miss today.
 //
 // Immutable after construction; any thread.
 #pragma once
@@ -45,6 +49,7 @@ enum class ChatTemplateFamily {
   kPlain,
   kChatML,
   kLlama3,
+  kLlama31,
   kGemma,
   kPhi3,
   kMistralV7,
@@ -55,7 +60,7 @@ enum class ChatTemplateFamily {
   kMistralLegacy,
 };
 
-// "plain", "chatml", "llama3", "gemma", "phi3", "mistral-v7", "llama2",
+// "plain", "chatml", "llama3", "llama3.1", "gemma", "phi3", "mistral-v7", "llama2",
 // "mistral-v3-tekken", "mistral-v1", "mistral-v3", "mistral-legacy".
 std::string_view chat_template_family_name(ChatTemplateFamily f);
 

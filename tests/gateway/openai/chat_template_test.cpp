@@ -31,6 +31,16 @@ constexpr const char* kLlama3 =
     "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + "
     "'<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}{{ content }}{% "
     "endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}";
+constexpr const char* kLlama32 =  // Llama-3.2-3B-Instruct, the lines without tools
+    "{{- bos_token }}\n{%- if not date_string is defined %}\n    {%- if strftime_now is defined %}\n        {%- set "
+    "date_string = strftime_now(\"%d %b %Y\") %}\n    {%- else %}\n        {%- set date_string = \"26 Jul 2024\" "
+    "%}\n    {%- endif %}\n{%- endif %}\n{%- if messages[0]['role'] == 'system' %}\n    {%- set system_message = "
+    "messages[0]['content']|trim %}\n    {%- set messages = messages[1:] %}\n{%- else %}\n    {%- set "
+    "system_message = \"\" %}\n{%- endif %}\n{{- \"<|start_header_id|>system<|end_header_id|>\\n\\n\" }}\n{{- "
+    "\"Cutting Knowledge Date: December 2023\\n\" }}\n{{- \"Today Date: \" + date_string + \"\\n\\n\" }}\n{{- "
+    "system_message }}\n{{- \"<|eot_id|>\" }}\n{%- for message in messages %}\n    {{- '<|start_header_id|>' + "
+    "message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + '<|eot_id|>' }}\n{%- endfor %}\n{%- "
+    "if add_generation_prompt %}\n    {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}\n{%- endif %}\n";
 constexpr const char* kChatML =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
     "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
@@ -123,6 +133,14 @@ const FamilyCase kFamilies[] = {
      "<|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|>"
      "<|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|>"
      "<|start_header_id|>assistant<|end_header_id|>\n\n"},
+    // Rendered as Jinja does without strftime_now: the template's own date.
+    {kLlama32, ChatTemplateFamily::kLlama31, true,
+     "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul "
+     "2024\n\nYou are a helpful assistant<|eot_id|>"
+     "<|start_header_id|>user<|end_header_id|>\n\nHello<|eot_id|>"
+     "<|start_header_id|>assistant<|end_header_id|>\n\nHi there<|eot_id|>"
+     "<|start_header_id|>user<|end_header_id|>\n\nWho are you<|eot_id|>"
+     "<|start_header_id|>assistant<|end_header_id|>\n\n"},
     {kChatML, ChatTemplateFamily::kChatML, false,
      "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
      "<|im_start|>assistant\n Hi there <|im_end|>\n<|im_start|>user\nWho are you<|im_end|>\n"
@@ -189,6 +207,19 @@ TEST(ChatTemplate, OneUserMessage) {
   EXPECT_EQ(ChatTemplate::detect(kMistralV3).render(one, kLlamaTokens).text(), "[INST] Hi[/INST]");
 }
 
+TEST(ChatTemplate, Llama31AlwaysWritesItsSystemHeader) {
+  const std::vector<ChatMessage> one = {{ChatRole::kUser, " Hi "}};
+  EXPECT_EQ(ChatTemplate::detect(kLlama32).render(one, kLlamaTokens).text(),
+            "<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\nToday Date: 26 "
+            "Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  // The system message's text is content, never markup.
+  const RenderedChat r = ChatTemplate::detect(kLlama32).render(kConversation, kLlamaTokens);
+  ASSERT_GE(r.segments.size(), 2u);
+  EXPECT_TRUE(r.segments[0].markup);
+  EXPECT_EQ(r.segments[1], (PromptSegment{"You are a helpful assistant", false}));
+}
+
 TEST(ChatTemplate, SystemAloneIsRenderedNotDropped) {
   const std::vector<ChatMessage> sys = {{ChatRole::kSystem, "Rules."}};
   EXPECT_EQ(ChatTemplate::detect(kLlama2).render(sys, kLlamaTokens).text(),
@@ -232,7 +263,7 @@ TEST(ChatTemplate, AlternationIsRequiredWhereTheTemplateRaises) {
     EXPECT_EQ(error_of([&] { t.render(starts_with_answer, kLlamaTokens); }).param, "messages[1].role");
   }
   // The others take any order.
-  for (const char* jinja : {kLlama3, kChatML, kPhi35, kMistralV7, ""}) {
+  for (const char* jinja : {kLlama3, kLlama32, kChatML, kPhi35, kMistralV7, ""}) {
     EXPECT_NO_THROW(ChatTemplate::detect(jinja).render(two_users, kLlamaTokens));
     EXPECT_NO_THROW(ChatTemplate::detect(jinja).render(late_system, kLlamaTokens));
   }
@@ -282,6 +313,7 @@ TEST(ChatTemplate, DetectionByMarker) {
   const Case cases[] = {
       {"{{ '<|im_start|>' }} [INST]", ChatTemplateFamily::kChatML},
       {"<|start_header_id|>", ChatTemplateFamily::kLlama3},
+      {"<|start_header_id|> Cutting Knowledge Date", ChatTemplateFamily::kLlama31},
       {"<start_of_turn>", ChatTemplateFamily::kGemma},
       {"'<|user|>' ... '<|end|>'", ChatTemplateFamily::kPhi3},
       {"'<|user|>' alone", ChatTemplateFamily::kPlain},
