@@ -7,14 +7,26 @@
 //  - what they return is in range (the bounds generation_options.h states),
 //    and its sampling parameters pass the engine's own validate();
 //  - a parsed chat renders under every template family to a prompt or a
-//    400 ApiError (alternation), with no empty segment.
+//    400 ApiError (alternation), with no empty segment;
+//  - encoded with the Llama 2 vocabulary (SentencePiece), every id is in the
+//    vocabulary and the BOS and EOS ids are exactly the template's own: one
+//    per "<s>" / "</s>" in its markup, plus the leading BOS. What a client
+//    writes in a message never becomes one.
+// The vocabulary is loaded once from ../shared (KVGATE_SHARED overrides);
+// without it the encoding checks are skipped.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 #include <variant>
 
+#include <memory>
+#include <string>
+
 #include "engine/error.h"
+#include "engine/model/gguf.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "gateway/openai/prompt_encoder.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/chat_request.h"
 #include "gateway/openai/chat_template.h"
@@ -48,17 +60,65 @@ void check_options(const GenerationOptions& o) {
 
 constexpr ChatTemplateFamily kFamilies[] = {
     ChatTemplateFamily::kPlain,     ChatTemplateFamily::kChatML,          ChatTemplateFamily::kLlama3,
+    ChatTemplateFamily::kLlama31,
     ChatTemplateFamily::kGemma,     ChatTemplateFamily::kPhi3,            ChatTemplateFamily::kMistralV7,
     ChatTemplateFamily::kLlama2,    ChatTemplateFamily::kMistralV3Tekken, ChatTemplateFamily::kMistralV1,
     ChatTemplateFamily::kMistralV3, ChatTemplateFamily::kMistralLegacy,
 };
 
+struct Vocabulary {
+  std::unique_ptr<kvgate::Tokenizer> tokenizer;
+  std::unique_ptr<PromptEncoder> encoder;
+};
+
+const Vocabulary& llama_vocabulary() {
+  static const Vocabulary v = [] {
+    Vocabulary out;
+    const char* env = std::getenv("KVGATE_SHARED");
+    const std::string root = env && *env ? env : KVGATE_SHARED_DIR;
+    try {
+      auto file = kvgate::GgufFile::open(root + "/testdata/ggml-vocab-llama-spm.gguf");
+      out.tokenizer = kvgate::Tokenizer::from_gguf(*file);
+      out.encoder = std::make_unique<PromptEncoder>(*out.tokenizer);
+    } catch (const kvgate::Error&) {
+      // No shared data here: the encoding checks are skipped.
+    }
+    return out;
+  }();
+  return v;
+}
+
+long occurrences(std::string_view text, std::string_view what) {
+  long n = 0;
+  for (std::size_t at = text.find(what); at != std::string_view::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+void check_encoding(const Vocabulary& v, const RenderedChat& chat) {
+  long want_bos = chat.starts_with_bos || v.tokenizer->vocab().add_bos() ? 1 : 0;
+  long want_eos = 0;
+  for (const PromptSegment& s : chat.segments) {
+    if (!s.markup) continue;
+    want_bos += occurrences(s.text, "<s>");
+    want_eos += occurrences(s.text, "</s>");
+  }
+  long bos = 0, eos = 0;
+  for (kvgate::TokenId id : v.encoder->encode(chat)) {
+    check(id >= 0 && id < v.tokenizer->n_vocab());
+    bos += id == v.tokenizer->bos();
+    eos += id == v.tokenizer->eos();
+  }
+  check(bos == want_bos && eos == want_eos);
+}
+
 void render_everywhere(const ChatCompletionRequest& r) {
-  const TemplateTokens tokens{"<s>", "</s>"};
+  const Vocabulary& v = llama_vocabulary();
+  const TemplateTokens tokens = v.encoder ? v.encoder->template_tokens() : TemplateTokens{"<s>", "</s>"};
   for (ChatTemplateFamily f : kFamilies) {
     try {
       const RenderedChat chat = ChatTemplate(f, true).render(r.messages, tokens);
       for (const PromptSegment& s : chat.segments) check(!s.text.empty());
+      if (v.encoder) check_encoding(v, chat);
     } catch (const ApiError& e) {
       check(e.status == 400);
       check_error(e);
