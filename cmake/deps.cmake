@@ -27,6 +27,11 @@ endif()
 
 find_package(OpenSSL REQUIRED)
 find_package(tomlplusplus REQUIRED)   # the server's config file
+# curl and the openssl tool: the server tests check one real client against
+# the HTTPS server and the certificate's fingerprint against the tool's
+# (those tests are left out where one is missing).
+find_program(KVGATE_CURL curl)
+find_program(KVGATE_OPENSSL openssl)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(Boost 1.81 REQUIRED COMPONENTS json)
 
