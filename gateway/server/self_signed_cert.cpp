@@ -197,8 +197,8 @@ CertificateInfo ensure_self_signed_certificate(const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw Error("TLS certificate: cannot create " + dir.string() + ": " + ec.message());
 
-  const fs::path cert_file = dir / "server.crt";
-  const fs::path key_file = dir / "server.key";
+  const fs::path cert_file = dir / "self-signed.crt";
+  const fs::path key_file = dir / "self-signed.key";
   if (!fs::exists(cert_file) || !fs::exists(key_file)) return generate(dir, cert_file, key_file);
 
   CertPtr cert = read_certificate(cert_file);

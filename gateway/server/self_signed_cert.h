@@ -4,7 +4,8 @@
 // made with the OpenSSL API (no shell-out) the first time and reused on
 // every later start, so clients that pinned it keep trusting it.
 //
-// Files: <dir>/server.key (PKCS#8 PEM, mode 0600) and <dir>/server.crt.
+// Files: <dir>/self-signed.key (PKCS#8 PEM, mode 0600) and
+// <dir>/self-signed.crt.
 // Each is written to a temporary name, synced and renamed, so a crash
 // leaves either both or a pair that is regenerated. Regenerated when
 // either file is missing or the certificate has expired; an unreadable

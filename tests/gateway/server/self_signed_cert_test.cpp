@@ -121,7 +121,7 @@ TEST(SelfSignedCert, MismatchedOrBrokenFilesAreErrorsNotOverwritten) {
     ensure_self_signed_certificate(b.path());
     FAIL() << "a broken certificate must be an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("server.crt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("self-signed.crt"), std::string::npos) << e.what();
   }
 }
 
