@@ -37,7 +37,6 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -298,25 +297,35 @@ class HttpSession : public SessionBase {
   // finished response is written, moves on to the next request or closes.
   void flush() {
     if (write_pending_ || phase_ == Phase::kClosed) return;
-    if (out_.empty()) {
-      if (phase_ == Phase::kResponding && done_) on_response_written();
-      return;
+    if (written_ == writing_.size()) {  // the last batch is out: take what queued since
+      writing_.clear();
+      written_ = 0;
+      if (out_.empty()) {
+        if (phase_ == Phase::kResponding && done_) on_response_written();
+        return;
+      }
+      writing_.swap(out_);
     }
-    writing_.swap(out_);
-    out_.clear();
+    do_write();
+  }
+
+  // One write_some at a time, so the write timer measures a lack of
+  // progress (a client that stopped reading), not a slow but steady one.
+  void do_write() {
     write_pending_ = true;
     // While a request is being read (a 100 Continue) the read timer bounds it.
     if (phase_ != Phase::kReading) arm(Timer::kWrite, options().write_timeout);
-    net::async_write(derived().stream(), net::buffer(writing_),
-                     [self = self()](beast::error_code ec, size_t) { self->on_write(ec); });
+    derived().stream().async_write_some(
+        net::buffer(writing_.data() + written_, writing_.size() - written_),
+        [self = self()](beast::error_code ec, size_t n) { self->on_write(ec, n); });
   }
 
-  void on_write(beast::error_code ec) {
+  void on_write(beast::error_code ec, size_t n) {
     write_pending_ = false;
     if (phase_ == Phase::kClosed) return;
     if (timer_purpose_ == Timer::kWrite) disarm();
     if (ec) return close_now();  // the client left or reset: on_close runs
-    writing_.clear();
+    written_ += n;
     flush();
   }
 
@@ -436,7 +445,8 @@ class HttpSession : public SessionBase {
   Framing framing_ = Framing::kLength;
 
   std::string out_;      // queued, not yet handed to a write
-  std::string writing_;  // the write in flight
+  std::string writing_;  // the batch being written, written_ bytes of it so far
+  size_t written_ = 0;
   bool write_pending_ = false;
 };
 
