@@ -10,5 +10,6 @@ void add_generate(CLI::App& app);
 void add_tokenize(CLI::App& app);
 void add_info(CLI::App& app);
 void add_mkmodel(CLI::App& app);
+void add_serve(CLI::App& app);
 
 }  // namespace kvgate::cli

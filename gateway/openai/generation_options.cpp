@@ -103,6 +103,9 @@ GenerationOptions parse_generation_options(const FieldReader& body, Endpoint end
   require_zero_penalty(body, "presence_penalty");
 
   o.user = body.string("user").value_or("");
+  // vLLM's extension: generate max_tokens whatever the model's EOS says
+  // (benchmarks and tests that need a fixed length).
+  o.ignore_eos = body.boolean("ignore_eos").value_or(false);
   if (auto salt = body.string("cache_salt")) {
     if (salt->empty()) throw invalid_value("cache_salt", "expected a non-empty string; leave it out for none.");
     o.cache_salt = std::move(*salt);

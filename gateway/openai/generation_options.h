@@ -33,6 +33,7 @@ struct GenerationOptions {
   bool include_usage = false;         // stream_options.include_usage; only when streaming
   std::string user;
   std::string cache_salt;             // empty = none; narrows the tenant's cache scope, never widens it
+  bool ignore_eos = false;            // vLLM's extension: run to max_tokens past EOS
 
   bool operator==(const GenerationOptions&) const = default;
 };

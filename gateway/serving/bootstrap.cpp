@@ -1,17 +1,11 @@
 // Runs once, at start-up, before the server accepts connections.
 #include "gateway/serving/bootstrap.h"
 
-#include <filesystem>
-
 #include "gateway/serving/admin_token.h"
 
 namespace kvgate::serving {
 
-std::string admin_token_path(const std::string& data_dir) {
-  return (std::filesystem::path(data_dir) / "admin_token.sha256").string();
-}
-
-FirstStartSecrets bootstrap(tenancy::Tenancy& t, const std::string& data_dir) {
+FirstStartSecrets bootstrap(tenancy::Tenancy& t, const std::string& admin_token_file) {
   FirstStartSecrets out;
   if (t.tenants().list().empty()) {
     // $0.15 per million fresh prompt tokens, cached at 10% of that, $0.60 per
@@ -28,8 +22,7 @@ FirstStartSecrets bootstrap(tenancy::Tenancy& t, const std::string& data_dir) {
     t.tenants().create(demo);
     out.demo_key = t.keys().create(kDemoTenant, "first start").plaintext;
   }
-  const std::string path = admin_token_path(data_dir);
-  if (!AdminToken::load(path)) out.admin_token = AdminToken::create(path).second;
+  if (!AdminToken::load(admin_token_file)) out.admin_token = AdminToken::create(admin_token_file).second;
   return out;
 }
 

@@ -19,11 +19,9 @@ struct FirstStartSecrets {
   std::optional<std::string> admin_token;  // set when the admin token was created now
 };
 
-// Where the admin token's digest lives under the data directory.
-std::string admin_token_path(const std::string& data_dir);
-
 // Creates what is missing: the demo plan, tenant and key only when the store
-// has no tenant at all; the admin token when its file is missing.
-FirstStartSecrets bootstrap(tenancy::Tenancy& tenancy, const std::string& data_dir);
+// has no tenant at all; the admin token when its digest file (at
+// `admin_token_file`, the config's admin.token_file) is missing.
+FirstStartSecrets bootstrap(tenancy::Tenancy& tenancy, const std::string& admin_token_file);
 
 }  // namespace kvgate::serving

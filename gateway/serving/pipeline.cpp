@@ -62,6 +62,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   er.max_tokens = req.max_tokens;
   er.scope = id.scope;
   er.cache_salt = req.cache_salt;
+  er.ignore_eos = req.ignore_eos;
   RequestLimits lim;
   try {
     lim = request_limits(er, engine_.bounds());  // before any quota is charged

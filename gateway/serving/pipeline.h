@@ -36,6 +36,7 @@ struct ServeRequest {
   int32_t max_tokens = 0;   // 0 = what the context leaves
   std::vector<std::string> stop;
   std::string cache_salt;   // narrows the tenant's scope, never widens it
+  bool ignore_eos = false;
   int32_t priority = 0;
 };
 

@@ -79,7 +79,7 @@ TEST(Bootstrap, FirstStartMakesTheDemoTenantAndAdminTokenOnceAndKeepsOnlyDigests
   std::string key, admin;
   {
     tenancy::Tenancy t(dir.sub("store"));
-    const FirstStartSecrets s = bootstrap(t, dir.path());
+    const FirstStartSecrets s = bootstrap(t, dir.sub("admin-token"));
     ASSERT_TRUE(s.demo_key && s.admin_token);
     key = *s.demo_key, admin = *s.admin_token;
     const auto who = t.authenticate(key);
@@ -87,19 +87,19 @@ TEST(Bootstrap, FirstStartMakesTheDemoTenantAndAdminTokenOnceAndKeepsOnlyDigests
     EXPECT_EQ(who->tenant.id, kDemoTenant);
   }
   tenancy::Tenancy t(dir.sub("store"));
-  const FirstStartSecrets again = bootstrap(t, dir.path());
+  const FirstStartSecrets again = bootstrap(t, dir.sub("admin-token"));
   EXPECT_FALSE(again.demo_key);
   EXPECT_FALSE(again.admin_token);
   EXPECT_TRUE(t.authenticate(key));
-  const auto token = AdminToken::load(admin_token_path(dir.path()));
+  const auto token = AdminToken::load(dir.sub("admin-token"));
   ASSERT_TRUE(token);
   EXPECT_TRUE(token->matches(admin));
   EXPECT_FALSE(token->matches(key));  // a tenant key is never an admin token
   EXPECT_FALSE(token->matches(admin.substr(0, admin.size() - 1) + "x"));
   struct stat st {};
-  ASSERT_EQ(::stat(admin_token_path(dir.path()).c_str(), &st), 0);
+  ASSERT_EQ(::stat(dir.sub("admin-token").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  std::ifstream f(admin_token_path(dir.path()));
+  std::ifstream f(dir.sub("admin-token"));
   std::string stored((std::istreambuf_iterator<char>(f)), {});
   EXPECT_EQ(stored.find(admin.substr(5)), std::string::npos) << "the plaintext token is on disk";
 }

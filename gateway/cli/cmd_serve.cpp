@@ -1,0 +1,177 @@
+// kvgate serve: the TLS gateway speaking the OpenAI API in front of the
+// engine. With no arguments it serves the bundled model from a data
+// directory under the working directory; at first start it makes a demo
+// tenant, its API key and the admin token and prints them once.
+//
+// Start-up order: block SIGINT/SIGTERM (so only sigwait sees them, in every
+// thread started after), load the model, size the KV cache, start the
+// engine, open tenancy, make the first-start secrets, bind the listeners.
+// Stop order, on a signal: the server stops accepting and lets responses in
+// flight finish until the shutdown deadline (clients that go away cancel
+// their requests); the engine cancels what is left; the durable queue
+// writes every remaining ledger record; then everything is torn down.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "engine/backend_registry.h"
+#include "engine/error.h"
+#include "engine/model/model.h"
+#include "engine/model/model_fingerprint.h"
+#include "engine/sched/engine.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "gateway/cli/commands.h"
+#include "gateway/config/config_toml.h"
+#include "gateway/config/serve_flags.h"
+#include "gateway/openai/chat_template.h"
+#include "gateway/server/server.h"
+#include "gateway/serving/admin_api.h"
+#include "gateway/serving/bootstrap.h"
+#include "gateway/serving/http_api.h"
+#include "gateway/serving/pipeline.h"
+#include "tenancy/error.h"
+
+namespace kvgate::cli {
+namespace {
+
+void say(const std::string& line) {
+  std::printf("kvgate: %s\n", line.c_str());
+  std::fflush(stdout);  // a supervisor or test reads these lines as they come
+}
+
+server::ServerOptions server_options(const config::ServerConfig& c) {
+  server::ServerOptions o;
+  o.address = c.server.listen.host;
+  o.https_port = c.server.listen.port;
+  if (c.server.plain_http) o.http_port = c.server.plain_listen.port;
+  if (!c.self_signed()) {
+    o.tls.cert_file = c.tls.cert_file;
+    o.tls.key_file = c.tls.key_file;
+  }
+  o.tls.self_signed_dir = std::filesystem::path(c.data.dir) / "tls";
+  o.io_threads = c.server.io_threads;
+  o.max_connections = static_cast<size_t>(c.server.max_connections);
+  o.max_header_bytes = static_cast<size_t>(c.server.header_limit_bytes);
+  o.max_body_bytes = static_cast<size_t>(c.server.body_limit_bytes);
+  o.read_timeout = std::chrono::milliseconds(c.server.read_timeout_ms);
+  o.idle_timeout = std::chrono::milliseconds(c.server.idle_timeout_ms);
+  o.write_timeout = std::chrono::milliseconds(c.server.write_timeout_ms);
+  return o;
+}
+
+std::string capacity_line(const Backend& be, const ModelConfig& mc) {
+  const KvCapacity& cap = be.kv_capacity();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "backend %s, KV cache %lld tokens (%d blocks of %d, %s, %.1f MiB), maximum concurrency %.2fx for "
+                "%d-token requests",
+                std::string(be.name()).c_str(), static_cast<long long>(cap.tokens()), cap.num_blocks, cap.block_size,
+                std::string(kv_type_name(be.kv_layout().type)).c_str(), static_cast<double>(cap.bytes()) / 1048576.0,
+                static_cast<double>(cap.tokens()) / mc.context_length, mc.context_length);
+  return buf;
+}
+
+void serve(const config::ServerConfig& c) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::filesystem::create_directories(c.data.dir);
+  auto model = Model::load(c.model.path);
+  auto tokenizer = Tokenizer::from_gguf(model->file());
+  const ModelConfig& mc = model->config();
+  BackendOptions bo;
+  bo.block_size = c.model.block_size;
+  bo.kv_budget_bytes = c.model.kv_budget_bytes;
+  auto backend = make_backend(c.model.backend, model, bo);
+  say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
+      std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + ")");
+  say(capacity_line(*backend, mc));
+
+  SchedulerOptions so;
+  so.model = model_fingerprint(*model, backend->kv_layout());
+  so.prefix_cache = c.model.prefix_cache;
+  so.eos = tokenizer->eos();
+  so.max_step_tokens = c.model.max_step_tokens;
+  so.max_running = c.model.max_running;
+  so.chunked_prefill = c.model.chunked_prefill;
+  const int64_t running = c.model.max_running > 0 ? c.model.max_running : c.model.max_step_tokens;
+  Engine engine(std::move(backend), std::move(so), {.max_outstanding = running + c.model.max_waiting});
+
+  tenancy::Tenancy tenancy((std::filesystem::path(c.data.dir) / "tenancy").string());
+  const serving::FirstStartSecrets secrets = serving::bootstrap(tenancy, c.admin_token_path());
+  if (secrets.demo_key)
+    say(std::string("first start: tenant '") + serving::kDemoTenant + "', API key (shown once): " + *secrets.demo_key);
+  if (secrets.admin_token) say("first start: admin token (shown once): " + *secrets.admin_token);
+  const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
+  if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
+
+  std::optional<serving::DurableQueue> durable(std::in_place, 2);
+  serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable);
+  serving::AdminApi admin(engine, tenancy, *durable, *token);
+  serving::ApiModel api_model;
+  api_model.id = c.served_model_name();
+  api_model.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  api_model.context_tokens = mc.context_length;
+  api_model.max_prompt_tokens = c.limits.max_prompt_tokens;
+  api_model.max_output_tokens = c.limits.max_output_tokens;
+  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
+                             api_model);
+
+  std::optional<server::Server> http(std::in_place, server_options(c),
+                                     [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
+  http->start();
+  if (const auto& cert = http->certificate())
+    say("TLS certificate " + cert->cert_file.string() + " (SHA-256 " + cert->sha256_fingerprint +
+        (cert->generated ? ", self-signed, made now)" : ")"));
+  const std::string base = "https://" + c.server.listen.host + ":" + std::to_string(*http->https_port());
+  say("listening on " + base + (http->http_port() ? " and http://" + c.server.plain_listen.host + ":" +
+                                                        std::to_string(*http->http_port())
+                                                  : ""));
+  // The demo key is only known at first start; later the operator has it.
+  const std::string key = secrets.demo_key ? *secrets.demo_key : "$KVGATE_API_KEY";
+  const std::string ca = http->certificate() && c.self_signed() ? "--cacert " + http->certificate()->cert_file.string() + " " : "";
+  say("try: curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
+      "\" -H 'Content-Type: application/json' -d '{\"model\":\"" + api_model.id +
+      "\",\"prompt\":\"Once upon a time\",\"max_tokens\":32}'");
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  say(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): finishing requests in flight for up to " +
+      std::to_string(c.server.shutdown_deadline_ms) + " ms");
+  http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
+  engine.shutdown();  // cancels what is left; each completion queues its ledger write
+  durable.reset();    // writes every record still queued, then joins
+  http.reset();       // nothing calls a Reply any more
+  say("stopped; every finished request is in the ledger");
+}
+
+}  // namespace
+
+void add_serve(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI API over TLS in front of the engine");
+  auto flags = config::ServeFlags::add_to(*cmd);
+  cmd->callback([flags] {
+    const config::ServerConfig c = flags->resolve();
+    if (flags->print_config()) {
+      std::fputs(config::to_toml(c).c_str(), stdout);
+      return;
+    }
+    try {
+      serve(c);
+    } catch (const tenancy::Error& e) {  // the data directory's store
+      throw Error(std::string("tenancy: ") + e.what());
+    }
+  });
+}
+
+}  // namespace kvgate::cli

@@ -1,0 +1,45 @@
+// AdminApi: the /admin/ routes, which the admin CLI calls. Only the admin
+// token opens them (admin_token.h); a tenant's API key is refused with 403
+// like any other wrong credential, and a missing one with 401.
+//
+//   GET    /admin/tenants                      every tenant (no secrets)
+//   POST   /admin/tenants                      {id, name?, org_id?, share_org_scope?, plan_id?, quotas?} -> 201
+//   PATCH  /admin/tenants/{id}                 {name?, status?, plan_id?, quotas?}
+//   GET    /admin/tenants/{id}/keys            the tenant's keys (no digests)
+//   POST   /admin/tenants/{id}/keys            {label?} -> 201 {key_id, api_key}: the key, shown once
+//   DELETE /admin/tenants/{id}/keys/{key_id}   revoke, effective at once
+//   GET    /admin/plans                        price plans
+//   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
+//   GET    /admin/cache                        the KV pool's blocks, per tenant hit counters, requests in flight
+//
+// Everything here waits on RocksDB or on the engine loop, so it runs on the
+// DurableQueue's threads, never on the I/O thread that received it.
+#pragma once
+
+#include "engine/sched/engine.h"
+#include "gateway/server/http_request.h"
+#include "gateway/server/reply.h"
+#include "gateway/serving/admin_token.h"
+#include "gateway/serving/durable_queue.h"
+#include "tenancy/tenancy.h"
+
+namespace kvgate::serving {
+
+class AdminApi {
+ public:
+  AdminApi(Engine& engine, tenancy::Tenancy& tenancy, DurableQueue& work, AdminToken token)
+      : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)) {}
+
+  // Any thread; answers later, from a work thread.
+  void operator()(const server::HttpRequest& req, server::Reply reply);
+
+ private:
+  void handle(const server::HttpRequest& req, server::Reply& reply);
+
+  Engine& engine_;
+  tenancy::Tenancy& tenancy_;
+  DurableQueue& work_;
+  const AdminToken token_;
+};
+
+}  // namespace kvgate::serving

@@ -1,0 +1,260 @@
+// The routes; every failure is an ApiError answered in OpenAI's shape.
+#include "gateway/serving/http_api.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+
+#include "gateway/openai/api_error.h"
+#include "gateway/openai/chat_request.h"
+#include "gateway/openai/completion_request.h"
+#include "gateway/openai/context_budget.h"
+#include "gateway/openai/model_list.h"
+#include "gateway/openai/response_meta.h"
+#include "gateway/serving/reply_sinks.h"
+#include "tenancy/random_bytes.h"
+
+namespace kvgate::serving {
+namespace {
+
+using server::HttpHeaders;
+
+std::string hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) out += {kDigits[c >> 4], kDigits[c & 15]};
+  return out;
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void send_json(server::Reply& reply, int status, const boost::json::value& body, HttpHeaders headers = {}) {
+  headers.push_back({"Content-Type", "application/json"});
+  reply.send(status, std::move(headers), boost::json::serialize(body));
+}
+
+void send_error(server::Reply& reply, const openai::ApiError& e, HttpHeaders headers = {}) {
+  headers.push_back({"Content-Type", "application/json"});
+  reply.send(e.status, std::move(headers), openai::serialize(e));
+}
+
+void add_window(HttpHeaders& h, const char* what, const tenancy::RateWindow& w) {
+  if (w.limit == 0) return;  // unlimited: nothing to report
+  h.push_back({std::string("x-ratelimit-limit-") + what, std::to_string(w.limit)});
+  h.push_back({std::string("x-ratelimit-remaining-") + what, std::to_string(w.remaining)});
+  h.push_back({std::string("x-ratelimit-reset-") + what, std::to_string(w.reset_s) + "s"});
+}
+
+HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
+  const tenancy::RateStatus st = t.quotas().rate_status(tenant);
+  HttpHeaders h;
+  add_window(h, "requests", st.requests);
+  add_window(h, "tokens", st.tokens);
+  return h;
+}
+
+std::optional<int64_t> query_int(std::string_view target, std::string_view name) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const std::string_view pair = rest.substr(0, rest.find('&'));
+    rest = pair.size() < rest.size() ? rest.substr(pair.size() + 1) : std::string_view{};
+    if (pair.starts_with(name) && pair.size() > name.size() && pair[name.size()] == '=') {
+      const std::string_view v = pair.substr(name.size() + 1);
+      int64_t out = 0;
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (ec != std::errc() || end != v.data() + v.size())
+        throw openai::invalid_value(name, "expected a whole number of seconds since the Unix epoch");
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
+                 AdminApi& admin, ApiModel model)
+    : pipeline_(pipeline),
+      tenancy_(tenancy),
+      tokenizer_(tokenizer),
+      chat_(chat),
+      encoder_(tokenizer),
+      admin_(admin),
+      model_(std::move(model)) {}
+
+void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
+  try {
+    route(req, reply);
+  } catch (const openai::ApiError& e) {
+    send_error(reply, e);
+  } catch (const std::exception& e) {
+    send_error(reply, openai::internal_error(e.what()));
+  }
+}
+
+void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const {
+  const std::string_view path = req.path();
+  if (path.starts_with("/admin/") || path == "/admin") return admin_(req, reply);
+  auto only = [&](std::string_view method) {
+    if (req.method != method) throw openai::method_not_allowed(req.method, path);
+  };
+  if (path == "/health") {
+    only("GET");
+    return send_json(reply, 200, {{"status", "ok"}});
+  }
+  if (path == "/v1/models") {
+    only("GET");
+    return models(req, reply);
+  }
+  if (path == "/v1/completions") {
+    only("POST");
+    return generate(req, reply, openai::Endpoint::kCompletions);
+  }
+  if (path == "/v1/chat/completions") {
+    only("POST");
+    return generate(req, reply, openai::Endpoint::kChatCompletions);
+  }
+  if (path == "/v1/usage") {
+    only("GET");
+    return usage(req, reply);
+  }
+  throw openai::route_not_found(req.method, path);
+}
+
+tenancy::Principal HttpApi::authenticate(const server::HttpRequest& req) const {
+  const std::optional<std::string_view> auth = req.header("authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (!auth || auth->size() <= kBearer.size() || !auth->starts_with(kBearer)) throw openai::invalid_api_key();
+  std::optional<tenancy::Principal> who = tenancy_.authenticate(auth->substr(kBearer.size()));
+  if (!who) throw openai::invalid_api_key();
+  if (who->tenant.status != tenancy::TenantStatus::kActive)
+    throw openai::permission_denied("tenant '" + who->tenant.id + "' is suspended");
+  return std::move(*who);
+}
+
+void HttpApi::models(const server::HttpRequest& req, server::Reply& reply) const {
+  const tenancy::Principal who = authenticate(req);
+  const openai::ModelCard card{model_.id, model_.created_unix};
+  send_json(reply, 200, openai::model_list({&card, 1}), rate_headers(tenancy_, who.tenant));
+}
+
+void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const {
+  const tenancy::Principal who = authenticate(req);
+  const int64_t end = query_int(req.target, "end_time").value_or(unix_now() + 1);
+  const int64_t start = query_int(req.target, "start_time").value_or(end - 30 * 86400);
+  if (start > end) throw openai::invalid_value("start_time", "must not be after end_time");
+  constexpr int64_t kNs = 1'000'000'000;
+  const tenancy::UsageTotals u = tenancy_.ledger().usage(who.tenant.id, start * kNs, end * kNs);
+  send_json(reply, 200,
+            {{"object", "usage"},
+             {"tenant", who.tenant.id},
+             {"start_time", start},
+             {"end_time", end},
+             {"requests", u.requests},
+             {"prompt_tokens", u.tokens.prompt_tokens},
+             {"cached_tokens", u.tokens.cached()},
+             {"fresh_prefill_tokens", u.tokens.fresh_prefill},
+             {"cache_written_tokens", u.tokens.cache_written},
+             {"completion_tokens", u.tokens.output_tokens},
+             {"cost_micros", u.cost_micros},
+             {"currency", "USD"}});
+}
+
+void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
+  const tenancy::Principal who = authenticate(req);
+  ServeRequest sr;
+  openai::GenerationOptions opt;
+  std::string model;
+  if (endpoint == openai::Endpoint::kChatCompletions) {
+    openai::ChatCompletionRequest r = openai::parse_chat_completion_request(req.body);
+    model = std::move(r.model);
+    opt = std::move(r.options);
+    sr.prompt = encoder_.encode(chat_.render(r.messages, encoder_.template_tokens()));
+    sr.continuation = true;  // the assistant's turn follows the rendered conversation
+  } else {
+    openai::CompletionRequest r = openai::parse_completion_request(req.body);
+    model = std::move(r.model);
+    opt = std::move(r.options);
+    if (auto* text = std::get_if<std::string>(&r.prompt)) {
+      sr.prompt = tokenizer_.encode(*text, {.add_bos = true, .parse_special = false});
+      sr.continuation = !text->empty();
+    } else {
+      sr.prompt = std::get<Tokens>(std::move(r.prompt));
+      openai::check_prompt_tokens(sr.prompt, tokenizer_.n_vocab());
+      sr.continuation = !tokenizer_.decode(sr.prompt).empty();
+    }
+    if (!opt.max_tokens) opt.max_tokens = model_.completions_default_max_tokens;
+  }
+  if (model != model_.id) throw openai::model_not_found(model);
+  if (sr.prompt.empty()) throw openai::invalid_request("the prompt is empty", "prompt");
+  const char* input = endpoint == openai::Endpoint::kChatCompletions ? "messages" : "prompt";
+  const auto n_prompt = static_cast<int64_t>(sr.prompt.size());
+  if (model_.max_prompt_tokens > 0 && n_prompt > model_.max_prompt_tokens)
+    throw openai::invalid_request("the prompt has " + std::to_string(n_prompt) + " tokens; this server takes at most " +
+                                      std::to_string(model_.max_prompt_tokens),
+                                  input, "context_length_exceeded");
+  if (model_.max_output_tokens > 0 && opt.max_tokens && *opt.max_tokens > model_.max_output_tokens)
+    throw openai::invalid_value("max_tokens", "this server generates at most " +
+                                                  std::to_string(model_.max_output_tokens) + " tokens per request");
+  // Prompt + max_tokens past the context is a 400 here, before any engine
+  // work or quota charge; without max_tokens, what the context leaves.
+  opt.max_tokens = openai::completion_budget(opt.max_tokens, n_prompt, model_.context_tokens, endpoint);
+
+  uint64_t seed = 0;
+  const std::string seed_bytes = tenancy::random_bytes(sizeof seed);
+  std::memcpy(&seed, seed_bytes.data(), sizeof seed);
+  sr.who = who;
+  sr.request_id = "req_" + hex(tenancy::random_bytes(12));
+  sr.model = model_.id;
+  sr.sampling = openai::sampling_params(opt, seed);
+  sr.max_tokens = opt.max_tokens.value_or(0);
+  sr.stop = opt.stop;
+  sr.cache_salt = opt.cache_salt;
+  sr.ignore_eos = opt.ignore_eos;
+
+  const std::string unique = sr.request_id.substr(4);
+  const openai::ResponseMeta meta{endpoint == openai::Endpoint::kChatCompletions ? openai::chat_completion_id(unique)
+                                                                                 : openai::text_completion_id(unique),
+                                  unix_now(), model_.id};
+  HttpHeaders headers = rate_headers(tenancy_, who.tenant);
+  headers.push_back({"x-request-id", sr.request_id});
+
+  std::shared_ptr<StreamReplySink> stream;
+  std::shared_ptr<Sink> sink;
+  if (opt.stream) {
+    stream = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, opt.include_usage}, headers);
+    sink = stream;
+  } else {
+    sink = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers);
+  }
+  const auto started = pipeline_.start(std::move(sr), sink);
+  if (const auto* no = std::get_if<NotStarted>(&started)) {
+    switch (no->why) {
+      case NotStarted::Why::kBadRequest: {
+        // The engine's limits: the prompt or max_tokens does not fit the context.
+        const bool output = no->message.find("max_tokens") != std::string::npos;
+        throw openai::invalid_request(no->message, output ? "max_tokens" : input, "context_length_exceeded");
+      }
+      case NotStarted::Why::kBusy: return send_error(reply, openai::overloaded(no->message), {{"retry-after", "1"}});
+      case NotStarted::Why::kQuota: {
+        HttpHeaders h = rate_headers(tenancy_, who.tenant);
+        if (!no->quota->never_fits) h.push_back({"retry-after", std::to_string(std::max<uint64_t>(1, no->quota->retry_after_s))});
+        return send_error(reply, openai::rate_limited(no->message), std::move(h));
+      }
+    }
+  }
+  const RequestId id = std::get<RequestId>(started);
+  Pipeline& p = pipeline_;
+  reply.on_close([&p, id] { p.cancel(id); });  // the client went away: stop spending on it
+  if (stream) stream->open();
+}
+
+}  // namespace kvgate::serving

@@ -1,0 +1,67 @@
+// HttpApi: the routes of `kvgate serve`, as the server's Handler.
+//
+//   GET  /health                  {"status": "ok"}, no key needed
+//   GET  /v1/models               the served model
+//   POST /v1/completions          a prompt (text or token ids), streamed or not
+//   POST /v1/chat/completions     messages rendered by the model's chat template
+//   GET  /v1/usage                the calling tenant's own usage over a period
+//   /admin/...                    admin_api.h (the admin token only)
+//
+// Each /v1 request: the key resolves the tenant (401 otherwise), the body is
+// parsed and checked (400 naming the parameter), the prompt is rendered and
+// tokenized here, at the edge, and the pipeline checks it against the
+// context, admits it (429 with retry-after and x-ratelimit-* headers), and
+// runs it (503 when the engine is full). Successful answers carry the
+// x-ratelimit-* headers too. A client that goes away cancels its request.
+//
+// Thread ownership: called on an I/O thread per request; holds nothing
+// mutable of its own (its parts are thread-safe or immutable).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gateway/openai/chat_template.h"
+#include "gateway/openai/generation_options.h"
+#include "gateway/openai/prompt_encoder.h"
+#include "gateway/server/http_request.h"
+#include "gateway/server/reply.h"
+#include "gateway/serving/admin_api.h"
+#include "gateway/serving/pipeline.h"
+
+namespace kvgate::serving {
+
+struct ApiModel {
+  std::string id;               // what /v1/models lists and requests must name
+  int64_t created_unix = 0;     // when the server loaded it
+  int32_t context_tokens = 0;   // the model's context: prompt + output
+  int32_t max_prompt_tokens = 0;  // the operator's bound on a prompt; 0 = the context
+  int32_t max_output_tokens = 0;  // the operator's bound on max_tokens; 0 = the context
+  int32_t completions_default_max_tokens = 16;  // OpenAI's default for /v1/completions
+};
+
+class HttpApi {
+ public:
+  HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
+          AdminApi& admin, ApiModel model);
+
+  void operator()(server::HttpRequest req, server::Reply reply) const;
+
+ private:
+  void route(const server::HttpRequest& req, server::Reply& reply) const;
+  tenancy::Principal authenticate(const server::HttpRequest& req) const;
+  void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
+  void models(const server::HttpRequest& req, server::Reply& reply) const;
+  void usage(const server::HttpRequest& req, server::Reply& reply) const;
+
+  Pipeline& pipeline_;
+  tenancy::Tenancy& tenancy_;
+  const Tokenizer& tokenizer_;
+  const openai::ChatTemplate chat_;
+  const openai::PromptEncoder encoder_;
+  AdminApi& admin_;
+  const ApiModel model_;
+};
+
+}  // namespace kvgate::serving

@@ -1,0 +1,102 @@
+// Invariant: a stream's frames leave in the order they were made: held_
+// keeps them until open(), which sends them before any later one.
+#include "gateway/serving/reply_sinks.h"
+
+#include <boost/json.hpp>
+
+#include "gateway/openai/completion_response.h"
+#include "gateway/server/sse.h"
+
+namespace kvgate::serving {
+namespace {
+
+server::HttpHeaders with_json(server::HttpHeaders h) {
+  h.push_back({"Content-Type", "application/json"});
+  return h;
+}
+
+}  // namespace
+
+openai::UsageReport usage_report(const Served& s) {
+  openai::UsageReport u;
+  u.prompt_tokens = s.usage.prompt_tokens;
+  u.completion_tokens = s.usage.output_tokens;
+  u.cached_device_tokens = s.usage.cached_device;
+  u.cached_host_tokens = s.usage.cached_host;
+  u.cached_disk_tokens = s.usage.cached_disk;
+  u.fresh_prefill_tokens = s.usage.fresh_prefill;
+  u.cache_written_tokens = s.usage.cache_written;
+  u.cost_micros = s.cost_micros;
+  return u;
+}
+
+void WholeReplySink::on_text(std::string_view text) {
+  MutexLock lock(mu_);
+  text_ += text;
+}
+
+void WholeReplySink::on_done(const Served& s) {
+  if (!s.error.empty()) {
+    const openai::ApiError e = openai::internal_error(s.error);
+    reply_.send(e.status, with_json(headers_), openai::serialize(e));
+    return;
+  }
+  std::string text;
+  {
+    MutexLock lock(mu_);
+    text = std::move(text_);
+  }
+  const openai::UsageReport usage = usage_report(s);
+  const boost::json::value body = endpoint_ == openai::Endpoint::kChatCompletions
+                                      ? openai::chat_completion_response(meta_, text, s.finish, usage)
+                                      : openai::text_completion_response(meta_, text, s.finish, usage);
+  reply_.send(200, with_json(headers_), boost::json::serialize(body));
+}
+
+void StreamReplySink::open() {
+  MutexLock lock(mu_);
+  server::HttpHeaders h = server::sse_headers();
+  h.insert(h.end(), headers_.begin(), headers_.end());
+  reply_.start_stream(200, std::move(h));
+  if (endpoint_ == openai::Endpoint::kChatCompletions)
+    reply_.write(server::sse_data(boost::json::serialize(openai::chat_role_chunk(ctx_))));
+  for (std::string& f : held_) reply_.write(std::move(f));
+  held_.clear();
+  open_ = true;
+  if (done_) reply_.finish();
+}
+
+void StreamReplySink::send(std::string frame) {
+  if (open_)
+    reply_.write(std::move(frame));
+  else
+    held_.push_back(std::move(frame));
+}
+
+void StreamReplySink::on_text(std::string_view text) {
+  const boost::json::value chunk = endpoint_ == openai::Endpoint::kChatCompletions
+                                       ? openai::chat_content_chunk(ctx_, text)
+                                       : openai::text_chunk(ctx_, text);
+  MutexLock lock(mu_);
+  send(server::sse_data(boost::json::serialize(chunk)));
+}
+
+void StreamReplySink::on_done(const Served& s) {
+  MutexLock lock(mu_);
+  if (!s.error.empty()) {
+    // A failure mid-stream is an error frame, then the end (OpenAI's shape).
+    send(server::sse_data(openai::serialize(openai::internal_error(s.error))));
+  } else {
+    const boost::json::value last = endpoint_ == openai::Endpoint::kChatCompletions
+                                        ? openai::chat_finish_chunk(ctx_, s.finish)
+                                        : openai::text_chunk(ctx_, "", s.finish);
+    send(server::sse_data(boost::json::serialize(last)));
+    if (ctx_.include_usage)
+      send(server::sse_data(boost::json::serialize(openai::usage_chunk(ctx_, endpoint_, usage_report(s)))));
+  }
+  send(std::string(server::kSseDone));
+  done_ = true;
+  if (open_) reply_.finish();
+}
+
+}  // namespace kvgate::serving

@@ -1,0 +1,70 @@
+// The two ways a request's output reaches its client over HTTP, as Sinks of
+// the pipeline: WholeReplySink gathers the text and sends one JSON response
+// when the request ends; StreamReplySink sends an SSE chunk per piece of
+// text, then the finish, the usage chunk if asked, and [DONE].
+//
+// A stream's first bytes must not go out before the pipeline has accepted
+// the request (a refusal is an HTTP error status, not a stream), yet the
+// engine may produce text before start() returns: text that arrives before
+// open() is buffered and sent by it.
+//
+// Thread ownership: on_text on the engine loop, on_done on a durable-queue
+// thread, open() on the I/O thread that started the request; the state they
+// share is guarded by mu_. Reply is itself thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/mutex.h"
+#include "gateway/openai/api_error.h"
+#include "gateway/openai/generation_options.h"
+#include "gateway/openai/stream_chunk.h"
+#include "gateway/openai/usage_report.h"
+#include "gateway/server/reply.h"
+#include "gateway/serving/pipeline.h"
+
+namespace kvgate::serving {
+
+// The usage a client is shown, from the numbers the ledger recorded.
+openai::UsageReport usage_report(const Served& s);
+
+class WholeReplySink final : public Sink {
+ public:
+  WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers)
+      : reply_(std::move(reply)), endpoint_(endpoint), meta_(std::move(meta)), headers_(std::move(headers)) {}
+  void on_text(std::string_view text) override;
+  void on_done(const Served& served) override;
+
+ private:
+  server::Reply reply_;
+  const openai::Endpoint endpoint_;
+  const openai::ResponseMeta meta_;
+  const server::HttpHeaders headers_;
+  Mutex mu_;
+  std::string text_ ABSL_GUARDED_BY(mu_);
+};
+
+class StreamReplySink final : public Sink {
+ public:
+  StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers)
+      : reply_(std::move(reply)), endpoint_(endpoint), ctx_(std::move(ctx)), headers_(std::move(headers)) {}
+  // The request was accepted: the stream starts and what was held goes out.
+  void open() ABSL_LOCKS_EXCLUDED(mu_);
+  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void send(std::string frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  server::Reply reply_;
+  const openai::Endpoint endpoint_;
+  const openai::StreamContext ctx_;
+  const server::HttpHeaders headers_;
+  Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // the last frame is made (maybe still held)
+  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()
+};
+
+}  // namespace kvgate::serving
