@@ -15,7 +15,8 @@ const shared = process.env.KVGATE_SHARED;
 export async function startServer(extraArgs = []) {
   if (!binary) throw new Error('KVGATE_BINARY is not set');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kvgate-e2e-'));
-  const args = ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', ...extraArgs];
+  // A small KV pool: the sanitizer build checks the pool's invariants after every change.
+  const args = ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--kv-budget', '64MiB', ...extraArgs];
   if (shared) args.push('--model', path.join(shared, 'models/stories260K.gguf'));
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = [];
