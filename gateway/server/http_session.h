@@ -51,6 +51,7 @@
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
 #include "gateway/server/reply_state.h"
+#include "gateway/server/request_reader.h"
 #include "gateway/server/session_base.h"
 #include "gateway/server/wire_format.h"
 
@@ -140,8 +141,7 @@ class HttpSession : public SessionBase {
     phase_ = Phase::kReading;
     read_timed_out_ = false;
     parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(std::min<size_t>(options().max_header_bytes, UINT32_MAX)));
-    parser_->body_limit(options().max_body_bytes);
+    apply_limits(*parser_, options());
     arm(Timer::kRead, options().read_timeout);
     http::async_read_header(derived().stream(), buffer_, *parser_,
                             [self = self()](beast::error_code ec, size_t) { self->on_header(ec); });
@@ -178,15 +178,8 @@ class HttpSession : public SessionBase {
                         "the request was not received within " + std::to_string(options().read_timeout.count()) +
                             " ms");
     }
-    if (ec == http::error::header_limit)
-      return send_error(431, "header_too_large",
-                        "the request header is over " + std::to_string(options().max_header_bytes) + " bytes");
-    if (ec == http::error::body_limit)
-      return send_error(413, "body_too_large",
-                        "the request body is over " + std::to_string(options().max_body_bytes) + " bytes");
-    if (ec.category() == http::make_error_code(http::error::bad_method).category() &&
-        ec != http::error::end_of_stream && ec != http::error::partial_message)
-      return send_error(400, "bad_request", "malformed HTTP request: " + ec.message());
+    if (std::optional<Refusal> refusal = refusal_for(ec, options()))
+      return send_error(refusal->status, refusal->code, refusal->message);
     close_now();  // the client went away mid-request (EOF, reset, TLS truncation)
   }
 
@@ -198,17 +191,7 @@ class HttpSession : public SessionBase {
     begin_response(req.version(), req.method() == http::verb::head, req.keep_alive());
     core_->counters().requests++;
 
-    HttpRequest request;
-    request.method = std::string(req.method_string());
-    request.target = std::string(req.target());
-    request.version = static_cast<int>(req.version());
-    request.headers.reserve(static_cast<size_t>(std::distance(req.begin(), req.end())));
-    for (const auto& field : req)
-      request.headers.push_back({std::string(field.name_string()), std::string(field.value())});
-    request.body = std::move(req.body());
-    request.secure = Derived::kSecure;
-    request.peer = peer_;
-
+    HttpRequest request = to_http_request(std::move(req), Derived::kSecure, peer_);
     Reply reply(std::weak_ptr<ReplyTarget>(std::static_pointer_cast<ReplyTarget>(shared_from_this())), exchange_);
     reply_ = reply.state();
     try {
@@ -425,7 +408,7 @@ class HttpSession : public SessionBase {
   const SessionMode mode_;
   const std::string peer_;
 
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   bool read_timed_out_ = false;
   bool peek_pending_ = false;
   // The request was cut short (a limit, a timeout, a refusal before its

@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "engine/error.h"
+#include "gateway/server/openssl_error.h"
 
 namespace kvgate::server {
 
@@ -37,18 +38,6 @@ using CertPtr = std::unique_ptr<X509, Free>;
 using BioPtr = std::unique_ptr<BIO, Free>;
 
 constexpr long kValiditySeconds = 365L * 24 * 60 * 60;
-
-// OpenSSL's queued reasons, oldest first, so an error says why.
-std::string openssl_reason() {
-  std::string out;
-  char buf[256];
-  while (unsigned long e = ERR_get_error()) {
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
-}
 
 [[noreturn]] void fail(const std::string& what) { throw Error("TLS certificate: " + what + ": " + openssl_reason()); }
 

@@ -8,23 +8,13 @@
 #include <string>
 
 #include "engine/error.h"
+#include "gateway/server/openssl_error.h"
 
 namespace kvgate::server {
 
 namespace {
 
 namespace ssl = boost::asio::ssl;
-
-std::string openssl_reason() {
-  std::string out;
-  char buf[256];
-  while (unsigned long e = ERR_get_error()) {
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
-}
 
 // ALPN: we speak HTTP/1.1 only. A client that offers it gets it; one that
 // offers only other protocols gets no ALPN answer and may still go on.
