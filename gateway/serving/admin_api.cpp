@@ -97,6 +97,25 @@ json::object key_json(const tenancy::ApiKeyInfo& k) {
           {"replaced_by", k.replaced_by}};
 }
 
+json::object record_json(const tenancy::LedgerRecord& r) {
+  const tenancy::TokenUsage& u = r.tokens;
+  return {{"request_id", r.request_id},
+          {"tenant_id", r.tenant_id},
+          {"key_id", r.key_id},
+          {"model", r.model},
+          {"arrival_ns", r.arrival_ns},
+          {"first_token_ns", r.first_token_ns},
+          {"finish_ns", r.finish_ns},
+          {"finish_reason", tenancy::finish_reason_name(r.finish_reason)},
+          {"prompt_tokens", u.prompt_tokens},
+          {"cached_tokens", u.cached()},
+          {"cached_tokens_by_tier", {{"device", u.cached_device}, {"host", u.cached_host}, {"disk", u.cached_disk}}},
+          {"fresh_prefill_tokens", u.fresh_prefill},
+          {"cache_written_tokens", u.cache_written},
+          {"completion_tokens", u.output_tokens},
+          {"cost_micros", r.cost_micros}};
+}
+
 json::object cache_json(const cache::CacheStats& st, const std::vector<tenancy::Tenant>& tenants, int64_t in_flight) {
   json::array per;
   for (const auto& [label, s] : st.tenants) {
@@ -226,6 +245,11 @@ void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
     if (auto cached = price("cached_input_per_mtok")) plan.cached_input_per_mtok = *cached;
     tenancy_.tenants().put_plan(plan);
     return send_json(reply, 200, plan_json(plan));
+  }
+  if (p.size() == 3 && p[1] == "requests" && m == "GET") {
+    const std::optional<tenancy::LedgerRecord> r = tenancy_.ledger().find(p[2]);
+    if (!r) throw openai::not_found("no ledger record for request '" + std::string(p[2]) + "'");
+    return send_json(reply, 200, record_json(*r));
   }
   if (p.size() == 2 && p[1] == "cache" && m == "GET")
     return send_json(reply, 200, cache_json(engine_.cache_stats(), tenancy_.tenants().list(), engine_.outstanding()));

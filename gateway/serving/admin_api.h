@@ -10,6 +10,7 @@
 //   DELETE /admin/tenants/{id}/keys/{key_id}   revoke, effective at once
 //   GET    /admin/plans                        price plans
 //   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
+//   GET    /admin/requests/{request_id}        the request's ledger record (its x-request-id)
 //   GET    /admin/cache                        the KV pool's blocks, per tenant hit counters, requests in flight
 //
 // Everything here waits on RocksDB or on the engine loop, so it runs on the
