@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/block_hash.h"
 #include "cache/hash128.h"
 #include "cache/ids.h"
 #include "engine/finish_reason.h"
@@ -36,6 +37,13 @@ struct Request {
   std::optional<cache::ScopeId> scope;
   std::string cache_salt;
   bool use_cache = true;          // false: neither reuse cached blocks nor cache this request's
+  // The links of the prompt's full blocks when the caller hashed them at the
+  // edge (the gateway does, so that a router can place a request by its
+  // chain): cache::extend_chain from chain_seed(scope, model fingerprint,
+  // block size, cache_salt). Empty: the scheduler hashes the prompt itself.
+  // Every hit is still verified against the block's tokens, so a wrong
+  // chain can only miss; one of the wrong length is refused.
+  std::vector<cache::BlockHash> prompt_chain;
 };
 
 // The token accounting of a request (DESIGN invariant 4):

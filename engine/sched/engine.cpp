@@ -25,6 +25,7 @@ namespace kvgate {
 Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOptions eng)
     : sched_(std::make_unique<Scheduler>(std::move(backend), std::move(opt))),
       bounds_(sched_->bounds()),
+      identity_(sched_->cache_identity()),
       num_blocks_(sched_->pool().num_blocks()),
       eng_(eng),
       thread_([this] { loop(); }) {}

@@ -67,6 +67,7 @@ class Engine {
   void inspect(const std::function<void(const Scheduler&)>& look);
   int32_t num_blocks() const { return num_blocks_; }
   const RequestBounds& bounds() const { return bounds_; }
+  const Scheduler::CacheIdentity& cache_identity() const { return identity_; }
   int64_t outstanding() const { return outstanding_.load(); }
 
   int64_t steps() const { return steps_.load(); }
@@ -86,6 +87,7 @@ class Engine {
 
   std::unique_ptr<Scheduler> sched_;  // the loop thread's alone once started
   const RequestBounds bounds_;        // a copy: submit() checks requests without touching sched_
+  const Scheduler::CacheIdentity identity_;  // a copy, for callers that hash at the edge
   const int32_t num_blocks_;
   Mutex mu_;
   CondVar wake_;

@@ -71,12 +71,29 @@ std::shared_ptr<RequestStream> Scheduler::submit(Request req, Submitter who, std
   s->timing.arrival_step = step_no_;
   if (s->caching) {
     s->seed = cache::chain_seed({s->scope(), opt_.model, block_size_, s->req.cache_salt});
+    if (!s->req.prompt_chain.empty()) adopt_prompt_chain(*s);
     ensure_chain(*s);
     if (opt_.order.prefer_cached_prefix) s->n_prefix_hit = pool_.match_length(s->scope(), s->seed, s->chain, s->tokens);
   }
   queue_.push({id, who.tenant, who.priority, static_cast<int64_t>(s->n_prefix_hit) * block_size_});
   waiting_[id] = std::move(s);
   return stream;
+}
+
+// The caller hashed the prompt at the edge: take its chain (checked in full
+// where invariants are checked; a wrong one could only cause misses).
+void Scheduler::adopt_prompt_chain(Seq& s) {
+  if (s.req.prompt_chain.size() != s.tokens.size() / static_cast<size_t>(block_size_))
+    throw Error("the request's prompt chain has " + std::to_string(s.req.prompt_chain.size()) +
+                " links; its prompt has " + std::to_string(s.tokens.size() / static_cast<size_t>(block_size_)) +
+                " full blocks");
+  s.chain = std::move(s.req.prompt_chain);
+  s.req.prompt_chain.clear();
+#ifdef KVGATE_CHECK_INVARIANTS
+  std::vector<cache::BlockHash> mine;
+  cache::extend_chain(mine, s.seed, s.tokens, block_size_, opt_.hash_fn);
+  if (mine != s.chain) throw std::logic_error("scheduler: the request's prompt chain is not its prompt's");
+#endif
 }
 
 void Scheduler::ensure_chain(Seq& s) {

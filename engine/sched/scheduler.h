@@ -81,6 +81,14 @@ class Scheduler {
 
   // What requests are checked against (request_limits.h); immutable.
   RequestBounds bounds() const;
+  // What a caller needs to hash a prompt's chain as the scheduler would
+  // (Request::prompt_chain); immutable. prefix_cache false: no chain is used.
+  struct CacheIdentity {
+    bool prefix_cache = false;
+    cache::ModelFingerprint model;
+    int32_t block_size = 0;
+  };
+  CacheIdentity cache_identity() const { return {opt_.prefix_cache, opt_.model, block_size_}; }
 
   // Checks the request (request_limits(): throws kvgate::Error for one that
   // could never run), then queues it. `stream` receives the tokens and the
@@ -141,6 +149,7 @@ class Scheduler {
   void release_blocks(Seq& s);
   void finish(Seq& s, FinishReason why, const std::string& error = {});
   void ensure_chain(Seq& s);
+  void adopt_prompt_chain(Seq& s);
   void commit_full_blocks(Seq& s);
 
   std::unique_ptr<Backend> backend_;

@@ -63,6 +63,13 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   er.scope = id.scope;
   er.cache_salt = req.cache_salt;
   er.ignore_eos = req.ignore_eos;
+  // The chain is hashed here, at the edge, under the tenant's scope: the
+  // engine takes it with the tokens, and a router in front of many engines
+  // can place the request by it.
+  if (const Scheduler::CacheIdentity& ci = engine_.cache_identity(); ci.prefix_cache) {
+    const cache::BlockHash seed = cache::chain_seed({id.scope, ci.model, ci.block_size, er.cache_salt});
+    cache::extend_chain(er.prompt_chain, seed, er.prompt, ci.block_size);
+  }
   RequestLimits lim;
   try {
     lim = request_limits(er, engine_.bounds());  // before any quota is charged

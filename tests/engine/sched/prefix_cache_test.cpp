@@ -270,3 +270,33 @@ TEST(PrefixScheduler, CountersAndEventsAddUp) {
 
 }  // namespace
 }  // namespace kvgate
+
+namespace kvgate {
+namespace {
+
+using namespace kvgate::prefix_testing;
+
+// A chain hashed at the edge (the gateway's) is the scheduler's own: the
+// same request hits the same blocks either way; a chain that does not fit
+// the prompt is refused by name.
+TEST(PrefixScheduler, APromptChainHashedAtTheEdgeIsUsedAsTheSchedulersOwn) {
+  auto sched = make_prefix_scheduler(stories(), {});
+  const Tokens prompt = some_tokens(70, 512, 41);
+  run_one(*sched, greedy(prompt, 3));
+  Request edge = greedy(prompt, 3);
+  const cache::BlockHash seed = cache::chain_seed({*edge.scope, fingerprint_of(*stories()), 16, ""});
+  cache::extend_chain(edge.prompt_chain, seed, edge.prompt, 16);
+  ASSERT_EQ(edge.prompt_chain.size(), 4u);
+  EXPECT_EQ(run_one(*sched, edge).cached_tokens, 64);
+  Request wrong = greedy(prompt, 3);
+  wrong.prompt_chain.resize(2);
+  try {
+    sched->submit(wrong, {});
+    FAIL() << "a chain of the wrong length was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("prompt chain"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvgate
