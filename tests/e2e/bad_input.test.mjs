@@ -1,0 +1,535 @@
+// Bad input against the real `kvgate serve` (issue 10, "Done when" 4): a
+// table of requests a client should not send, each answered as
+// docs/gateway.md says (the status and OpenAI's error shape, with its type,
+// param and code), and after every row the server still serves another
+// client normally, with no KV block and no request left in flight. Around
+// the table, the server's open file descriptors come back to what they were
+// (no leaked connection). Then, each on a server of its own: a slow-loris
+// client under a short read timeout, and 1,000 requests in a burst past
+// the engine's queue bound.
+//
+// Raw requests go over sockets of their own (raw_client.mjs) so that what
+// is malformed reaches the server as sent. Every wait is a bounded poll, a
+// guard against a hang; nothing asserts on timing.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import {
+  exchange, fdCount, hostPort, httpsRequest, serverPid, sleep, writeSome,
+} from './raw_client.mjs';
+import { startServer } from './server.mjs';
+
+const model = 'stories260K';
+
+// What one started server offers the rows: raw requests, admin reads, a
+// normal request from another client, and the fd count of its process.
+async function harness(args) {
+  const server = await startServer(args);
+  const ca = readFileSync(server.certFile);
+  const { host, port } = hostPort(server.baseUrl);
+  const pid = serverPid(server.dataDir);
+  const auth = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
+  const h = {
+    server, ca, host, port, pid, auth,
+    post: (route, body, headers = auth) => httpsRequest(server.baseUrl, ca, 'POST', route, { headers, body }),
+    get: (route, headers = auth) => httpsRequest(server.baseUrl, ca, 'GET', route, { headers }),
+    admin: (method, route, body) => httpsRequest(server.baseUrl, ca, method, route, {
+      headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' }, body,
+    }),
+    raw: (send, opts = {}) => exchange({ host, port, ca, send, ...opts }),
+    // The official client on connections of its own, closed after each request.
+    client: (apiKey = server.apiKey) => new OpenAI({
+      apiKey, baseURL: server.baseUrl + '/v1', maxRetries: 0,
+      httpAgent: new https.Agent({ ca, keepAlive: false }),
+    }),
+  };
+  // Another client is served normally: a short greedy completion.
+  h.servesNormally = async (apiKey) => {
+    const r = await h.client(apiKey).completions.create({ model, prompt: 'Once upon a time', max_tokens: 4, temperature: 0 });
+    assert.equal(r.object, 'text_completion');
+    assert.ok(r.choices[0].text.length > 0);
+    assert.equal(r.usage.completion_tokens, 4);
+  };
+  // Once idle, no KV block is held and no request is in flight.
+  h.idleCache = async () => {
+    let cache;
+    for (let i = 0; i < 200; ++i) {  // guard: the cancel reaches the engine at its next step
+      const r = await h.admin('GET', '/admin/cache');
+      assert.equal(r.status, 200, r.body);
+      cache = r.json;
+      if (cache.blocks_in_use === 0 && cache.requests_in_flight === 0) break;
+      await sleep(25);
+    }
+    assert.equal(cache.blocks_in_use, 0, 'no KV block leaked');
+    assert.equal(cache.requests_in_flight, 0, 'no request left in flight');
+    assert.equal(cache.blocks_in_use + cache.blocks_cached_free + cache.blocks_free, cache.blocks_total);
+    return cache;
+  };
+  h.healthy = async () => {
+    await h.servesNormally();
+    await h.idleCache();
+  };
+  // The process's descriptors come back to `baseline` once every client
+  // has closed; a closing connection may linger (close_linger) first.
+  h.fdsBackTo = async (baseline, slack = 2) => {
+    let n = fdCount(pid);
+    for (let i = 0; i < 200 && n > baseline; ++i) {  // guard only
+      await sleep(50);
+      n = fdCount(pid);
+    }
+    assert.ok(n <= baseline + slack, `open fds ${n}, ${baseline} before: connections leaked`);
+  };
+  return h;
+}
+
+// OpenAI's error shape: exactly {message, type, param, code}, JSON.
+function assertError(r, { status, type = 'invalid_request_error', code, param = null, message }) {
+  assert.equal(r.status, status, `status ${r.status}: ${r.body}`);
+  assert.match(r.headers['content-type'] ?? '', /^application\/json/);
+  const body = JSON.parse(r.body);
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  assert.equal(typeof body.error.message, 'string');
+  assert.ok(body.error.message.length > 0);
+  assert.equal(body.error.type, type);
+  assert.equal(body.error.code, code);
+  assert.equal(body.error.param, param);
+  if (message) assert.match(body.error.message, message);
+  return body.error;
+}
+
+const chat = (fields = {}) => ({ model, messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4, ...fields });
+const completion = (fields = {}) => ({ model, prompt: 'Once upon a time', max_tokens: 4, ...fields });
+const CHAT = '/v1/chat/completions';
+const COMPLETIONS = '/v1/completions';
+
+// A request head for raw sockets.
+function head(h, method, route, extra = []) {
+  return [`${method} ${route} HTTP/1.1`, 'Host: localhost', `Authorization: Bearer ${h.server.apiKey}`, ...extra, '', '']
+    .join('\r\n');
+}
+
+// Writes `total` bytes of `byte` in 64 KiB pieces of one reused buffer,
+// until they are all sent or the server answers or closes: never more than
+// one piece in memory. Resolves with the count sent.
+async function stream(socket, state, total, byte = 0x20) {
+  const piece = Buffer.alloc(64 * 1024, byte);
+  let sent = 0;
+  while (sent < total && (await writeSome(socket, state, piece.subarray(0, Math.min(piece.length, total - sent))))) {
+    sent += Math.min(piece.length, total - sent);
+  }
+  return sent;
+}
+
+// A raw exchange's connection ended without a byte of HTTP coming back.
+function assertClosedSilently(x) {
+  assert.equal(x.timedOut, false, 'the server closed the connection');
+  assert.equal(x.response, null);
+  assert.ok(!x.bytes.toString('latin1').startsWith('HTTP/'), 'no HTTP answer');
+}
+
+describe('bad input, row by row', () => {
+  let h;
+  let fdsBefore;
+
+  before(async () => {
+    h = await harness();
+    await h.healthy();
+    fdsBefore = fdCount(h.pid);
+  });
+  after(async () => h && (await h.server.stop()));
+
+  const rows = [
+    {
+      name: 'malformed JSON',
+      send: () => h.post(CHAT, '{"model": "stories260K", "messages": ['),
+      expect: { status: 400, code: 'invalid_json', message: /line 1, column \d+/ },
+    },
+    {
+      name: 'a body that is JSON but not an object',
+      send: () => h.post(COMPLETIONS, '[1, 2, 3]'),
+      expect: { status: 400, code: 'invalid_json' },
+    },
+    {
+      name: 'an empty body',
+      send: () => h.post(CHAT, ''),
+      expect: { status: 400, code: 'invalid_json' },
+    },
+    {
+      name: 'temperature as a string',
+      send: () => h.post(CHAT, chat({ temperature: 'hot' })),
+      expect: { status: 400, code: 'invalid_type', param: 'temperature' },
+    },
+    {
+      name: 'max_tokens as a string',
+      send: () => h.post(COMPLETIONS, completion({ max_tokens: '16' })),
+      expect: { status: 400, code: 'invalid_type', param: 'max_tokens' },
+    },
+    {
+      name: 'messages as a string',
+      send: () => h.post(CHAT, chat({ messages: 'Hello' })),
+      expect: { status: 400, code: 'invalid_type', param: 'messages' },
+    },
+    {
+      name: 'stream as a string',
+      send: () => h.post(CHAT, chat({ stream: 'yes' })),
+      expect: { status: 400, code: 'invalid_type', param: 'stream' },
+    },
+    {
+      name: 'missing model',
+      send: () => h.post(CHAT, { messages: [{ role: 'user', content: 'Hello' }] }),
+      expect: { status: 400, code: 'missing_required_parameter', param: 'model' },
+    },
+    {
+      name: 'unknown model',
+      send: () => h.post(CHAT, chat({ model: 'gpt-9' })),
+      expect: { status: 404, code: 'model_not_found', param: 'model' },
+    },
+    {
+      name: 'empty messages',
+      send: () => h.post(CHAT, chat({ messages: [] })),
+      expect: { status: 400, code: 'empty_array', param: 'messages' },
+    },
+    {
+      name: 'unknown role',
+      send: () => h.post(CHAT, chat({ messages: [{ role: 'wizard', content: 'Hello' }] })),
+      expect: { status: 400, code: 'invalid_value', param: 'messages[0].role' },
+    },
+    {
+      name: 'a prompt over the context (2048 tokens)',
+      send: () => h.post(COMPLETIONS, completion({ prompt: 'Once upon a time there was a girl. '.repeat(400) })),
+      expect: { status: 400, code: 'context_length_exceeded', param: 'prompt', message: /2048/ },
+    },
+    {
+      name: 'a chat prompt over the context',
+      send: () => h.post(CHAT, chat({ messages: [{ role: 'user', content: 'Once upon a time there was a girl. '.repeat(400) }] })),
+      expect: { status: 400, code: 'context_length_exceeded', param: 'messages', message: /2048/ },
+    },
+    {
+      name: 'max_tokens over the context',
+      send: () => h.post(COMPLETIONS, completion({ max_tokens: 100000 })),
+      // the documented rule: prompt + max_tokens over the context, never clamped
+      expect: { status: 400, code: 'context_length_exceeded', param: 'prompt', message: /100000 in the completion/ },
+    },
+    {
+      name: 'max_tokens 0',
+      send: () => h.post(COMPLETIONS, completion({ max_tokens: 0 })),
+      expect: { status: 400, code: 'invalid_value', param: 'max_tokens' },
+    },
+    {
+      name: 'n = 2',
+      send: () => h.post(CHAT, chat({ n: 2 })),
+      expect: { status: 400, code: 'invalid_value', param: 'n' },
+    },
+    {
+      name: 'invalid UTF-8 in a JSON string',
+      send: () => h.post(CHAT, Buffer.concat([
+        Buffer.from('{"model":"stories260K","messages":[{"role":"user","content":"caf'),
+        Buffer.from([0xc3, 0x28]),  // a lead byte without its continuation
+        Buffer.from('"}],"max_tokens":4}'),
+      ])),
+      expect: { status: 400, code: 'invalid_utf8', message: /byte \d+/ },
+    },
+    {
+      name: 'a lone surrogate escape',
+      // docs/gateway.md's Errors table: invalid_utf8 covers "a lone surrogate
+      // escape"; the server answers invalid_json ("syntax error" / "illegal
+      // trailing surrogate"). Reported; the server is not this test's to fix.
+      todo: 'the server answers invalid_json, the docs say invalid_utf8',
+      send: () => h.post(CHAT, '{"model":"stories260K","messages":[{"role":"user","content":"\\ud800"}]}'),
+      expect: { status: 400, code: 'invalid_utf8' },
+    },
+    {
+      name: 'no API key',
+      send: () => h.post(CHAT, chat(), { 'content-type': 'application/json' }),
+      expect: { status: 401, type: 'authentication_error', code: 'invalid_api_key' },
+    },
+    {
+      name: 'an invalid API key',
+      send: () => h.post(CHAT, chat(), { authorization: 'Bearer kvg-not-a-key', 'content-type': 'application/json' }),
+      expect: { status: 401, type: 'authentication_error', code: 'invalid_api_key' },
+    },
+    {
+      name: 'a tenant key on /admin',
+      send: () => h.get('/admin/cache'),
+      expect: { status: 403, type: 'permission_error', code: 'permission_denied' },
+    },
+    {
+      name: 'an unknown route',
+      send: () => h.post('/v1/nothing', chat()),
+      expect: { status: 404, code: 'unknown_url', message: /POST \/v1\/nothing/ },
+    },
+    {
+      name: 'a known route with the wrong method',
+      send: () => h.get(CHAT),
+      expect: { status: 405, code: 'method_not_allowed' },
+    },
+    {
+      name: 'a 100 MB body (Content-Length 100000000, streamed until the server answers)',
+      send: async () => {
+        let sent = 0;
+        const x = await h.raw(async (socket, state) => {
+          socket.write(head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Content-Length: 100000000']));
+          sent = await stream(socket, state, 100_000_000);
+        });
+        assert.equal(x.timedOut, false);
+        assert.ok(x.response, 'an answer, not a reset');
+        assert.ok(sent < 100_000_000, 'answered from Content-Length, before the body');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      // docs/gateway.md, "The server's own answers"
+      expect: { status: 413, code: 'body_too_large' },
+    },
+    {
+      name: 'a 1 MB header',
+      send: async () => {
+        const x = await h.raw(async (socket, state) => {
+          if (!(await writeSome(socket, state, 'GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: '))) return;
+          if ((await stream(socket, state, 1 << 20, 0x61)) < 1 << 20) return;
+          await writeSome(socket, state, '\r\n\r\n');
+        });
+        assert.equal(x.timedOut, false);
+        assert.ok(x.response, 'an answer, not a reset');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 431, code: 'header_too_large' },
+    },
+    {
+      name: 'a malformed request line over TLS',
+      send: async () => {
+        const x = await h.raw((socket) => socket.write('THIS IS NOT HTTP\r\n\r\n'));
+        assert.ok(x.response, 'an answer');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'conflicting Content-Length headers',
+      send: async () => {
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Content-Length: 5', 'Content-Length: 7'])
+          + '{"a":1}'));
+        assert.ok(x.response, 'an answer');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'Content-Length with Transfer-Encoding: chunked',
+      send: async () => {
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Content-Length: 4', 'Transfer-Encoding: chunked'])
+          + '0\r\n\r\n'));
+        assert.ok(x.response, 'an answer');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'random bytes instead of a TLS handshake',
+      send: async () => {
+        const junk = randomBytes(512);
+        junk[0] = 0x00;  // neither a handshake (0x16) nor an HTTP method's letter
+        const x = await h.raw((socket) => socket.write(junk), { tls: false });
+        assertClosedSilently(x);
+      },
+    },
+    {
+      name: 'a handshake record header followed by garbage',
+      send: async () => {
+        const junk = randomBytes(512);
+        junk[0] = 0x16;
+        const x = await h.raw((socket) => socket.write(junk), { tls: false });
+        assertClosedSilently(x);
+      },
+    },
+    {
+      name: 'plain HTTP to the TLS port',
+      send: async () => {
+        const x = await h.raw((socket) => socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n'), { tls: false });
+        assert.equal(x.timedOut, false);
+        assert.ok(x.response, 'an unencrypted HTTP answer');
+        assert.match(x.response.body, /HTTPS/);
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 400, code: 'https_required', message: /HTTPS/ },
+    },
+    {
+      name: 'a client that disconnects mid-stream',
+      send: async () => {
+        const chunks = await new Promise((resolve, reject) => {
+          const req = https.request(h.server.baseUrl + COMPLETIONS, {
+            method: 'POST', headers: h.auth, ca: h.ca, agent: new https.Agent({ ca: h.ca, keepAlive: false }),
+          }, (res) => {
+            assert.equal(res.statusCode, 200);
+            assert.match(res.headers['content-type'], /^text\/event-stream/);
+            let frames = 0;
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d) => {
+              text += d;
+              frames = (text.match(/^data: /gm) ?? []).length;
+              if (frames >= 3) {
+                req.destroy();  // the socket goes, mid-stream
+                resolve(frames);
+              }
+            });
+            res.on('end', () => reject(new Error('the stream ended before it was cut: ' + text.slice(-200))));
+          });
+          req.on('error', (e) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
+          req.end(JSON.stringify(completion({ max_tokens: 1500, stream: true, ignore_eos: true, temperature: 0 })));
+        });
+        assert.ok(chunks >= 3);
+        // healthy() then sees its blocks back in the pool and nothing in flight
+      },
+    },
+  ];
+
+  for (const row of rows) {
+    test(row.name, { todo: row.todo }, async () => {
+      const r = await row.send();
+      if (row.expect) {
+        assertError(r, row.expect);
+      }
+      await h.healthy();
+    });
+  }
+
+  test('no connection or descriptor leaked over the whole table', async () => {
+    await h.fdsBackTo(fdsBefore);
+    await h.healthy();
+  });
+});
+
+describe('a slow-loris client under a 1.5 s read timeout', () => {
+  let h;
+  before(async () => {
+    h = await harness(['--read-timeout-ms', '1500']);
+  });
+  after(async () => h && (await h.server.stop()));
+
+  test('is answered 408 or closed, and other clients are served meanwhile', async () => {
+    await h.healthy();
+    const fdsBefore = fdCount(h.pid);
+    // Far longer than 1.5 s at a byte per 200 ms: the server must cut it.
+    const request = head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', `X-Pad: ${'p'.repeat(400)}`]);
+    let served = null;
+    const loris = h.raw(async (socket, state) => {
+      for (let i = 0; i < request.length; ++i) {
+        if (!(await writeSome(socket, state, request[i]))) return;
+        if (i === 2) served = h.servesNormally();  // another client, while this one dawdles
+        await sleep(200);
+      }
+    }, { guardMs: 60000 });
+    const x = await loris;
+    assert.equal(x.timedOut, false, 'the server cut the slow client');
+    if (x.response) {
+      assertError(x.response, { status: 408, code: 'request_timeout' });
+      assert.equal(x.response.headers.connection, 'close');
+    } else {
+      assert.equal(x.bytes.length, 0, 'closed without a partial answer');
+    }
+    assert.ok(served, 'the other client was started while the slow one was connected');
+    await served;
+    await h.healthy();
+    await h.fdsBackTo(fdsBefore);
+  });
+
+  test('a slow TLS handshake is closed', async () => {
+    // A handshake record header, then nothing more: the server closes it.
+    const x = await h.raw((socket) => socket.write(Buffer.from([0x16, 0x03, 0x01])), { tls: false, guardMs: 60000 });
+    assertClosedSilently(x);
+    await h.healthy();
+  });
+});
+
+describe('1,000 requests in a burst past the engine queue bound', () => {
+  let h;
+  let unlimitedKey;
+  before(async () => {
+    h = await harness(['--max-running', '2', '--max-waiting', '2', '--max-output-tokens', '64']);
+  });
+  after(async () => h && (await h.server.stop()));
+
+  test('max_tokens over --max-output-tokens is a 400 naming max_tokens', async () => {
+    const r = await h.post(COMPLETIONS, completion({ max_tokens: 65 }));
+    assertError(r, { status: 400, code: 'invalid_value', param: 'max_tokens', message: /64/ });
+    await h.healthy();
+  });
+
+  // Fires 1,000 small completions at once over 64 keep-alive connections
+  // and checks every answer: 200, or a documented refusal with its headers.
+  async function burst(apiKey, allowed) {
+    const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const agent = new https.Agent({ ca: h.ca, keepAlive: true, maxSockets: 64 });
+    const body = JSON.stringify(completion({ max_tokens: 2, temperature: 0 }));
+    const results = await Promise.all(Array.from({ length: 1000 }, () =>
+      httpsRequest(h.server.baseUrl, h.ca, 'POST', COMPLETIONS, { headers, body, agent })));
+    agent.destroy();
+    const byStatus = {};
+    for (const r of results) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1;
+    for (const r of results) {
+      assert.ok(allowed.includes(r.status), `status ${r.status} (expected one of ${allowed}): ${r.body}; all: ${JSON.stringify(byStatus)}`);
+      if (r.status === 200) {
+        assert.equal(r.json.object, 'text_completion');
+        assert.ok(r.json.usage.completion_tokens >= 1 && r.json.usage.completion_tokens <= 2);
+      } else if (r.status === 503) {
+        // the engine is full: model.max_running + model.max_waiting in flight
+        assertError(r, { status: 503, type: 'server_error', code: 'overloaded' });
+        assert.ok(Number(r.headers['retry-after']) >= 1, 'retry-after on a 503');
+      } else if (r.status === 429) {
+        // a tenant quota (the demo tenant's 600 a minute, 64 at once)
+        assertError(r, { status: 429, type: 'rate_limit_error', code: 'rate_limit_exceeded' });
+        assert.ok(Number(r.headers['retry-after']) >= 1, 'retry-after on a 429');
+        assert.ok(r.headers['x-ratelimit-limit-requests'], 'x-ratelimit-* on a 429');
+      }
+    }
+    assert.ok(byStatus[503] >= 1, `the queue bound refused some: ${JSON.stringify(byStatus)}`);
+    assert.ok(byStatus[200] >= 1, `and served some: ${JSON.stringify(byStatus)}`);
+    return byStatus;
+  }
+
+  test('a tenant with no quotas: each is served or refused 503 with retry-after; then all is back', async () => {
+    // Only the engine's bound can refuse this tenant.
+    const t = await h.admin('POST', '/admin/tenants', {
+      id: 'burst', plan_id: 'demo',
+      quotas: { requests_per_minute: 0, tokens_per_minute: 0, max_concurrent_requests: 0 },
+    });
+    assert.equal(t.status, 201, t.body);
+    const key = await h.admin('POST', '/admin/tenants/burst/keys', { label: 'e2e' });
+    assert.equal(key.status, 201, key.body);
+    unlimitedKey = key.json.api_key;
+    await h.healthy();
+    const fdsBefore = fdCount(h.pid);
+
+    const byStatus = await burst(unlimitedKey, [200, 503]);
+    console.log('burst, a tenant with no quotas:', JSON.stringify(byStatus));
+
+    // Every refusal gave its slot back: all is idle, served, billed.
+    await h.idleCache();
+    await h.fdsBackTo(fdsBefore);
+    await h.healthy();
+    const usage = await httpsRequest(h.server.baseUrl, h.ca, 'GET', '/v1/usage', {
+      headers: { authorization: `Bearer ${unlimitedKey}` } });
+    assert.equal(usage.status, 200, usage.body);
+    assert.equal(usage.json.requests, byStatus[200], 'only the served requests are billed');
+  });
+
+  test('the demo tenant: served, 503 or 429 with their headers; then all is back', async () => {
+    const fdsBefore = fdCount(h.pid);
+    const byStatus = await burst(h.server.apiKey, [200, 503, 429]);
+    console.log('burst, the demo tenant:', JSON.stringify(byStatus));
+    await h.idleCache();
+    await h.fdsBackTo(fdsBefore);
+    // The demo tenant may be out of its minute's requests now: another
+    // tenant's client is served.
+    await h.servesNormally(unlimitedKey);
+    await h.idleCache();
+  });
+});
