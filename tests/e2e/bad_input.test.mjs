@@ -331,6 +331,89 @@ describe('bad input, row by row', () => {
       expect: { status: 400, code: 'bad_request' },
     },
     {
+      name: 'a chunked body past the limit (streamed until the server answers)',
+      send: async () => {
+        let sent = 0;
+        const x = await h.raw(async (socket, state) => {
+          socket.write(head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: chunked']));
+          const piece = Buffer.concat([Buffer.from('10000\r\n'), Buffer.alloc(0x10000, 0x20), Buffer.from('\r\n')]);
+          while (sent < 100_000_000 && (await writeSome(socket, state, piece))) sent += 0x10000;
+        });
+        assert.equal(x.timedOut, false);
+        assert.ok(x.response, 'an answer, not a reset');
+        assert.ok(sent < 100_000_000);
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 413, code: 'body_too_large' },
+    },
+    {
+      name: 'Expect: 100-continue with a body over the limit',
+      send: async () => {
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Content-Length: 100000000', 'Expect: 100-continue'])));
+        assert.equal(x.timedOut, false);
+        assert.deepEqual(x.interim, [], 'no 100 Continue for a body that does not fit');
+        assert.ok(x.response);
+        return x.response;
+      },
+      expect: { status: 413, code: 'body_too_large' },
+    },
+    {
+      name: 'a malformed chunk size',
+      send: async () => {
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: chunked']) + 'zz\r\nabc\r\n0\r\n\r\n'));
+        assert.ok(x.response, 'an answer');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'an unsupported HTTP version',
+      send: async () => (await h.raw((socket) => socket.write('GET /health HTTP/2.0\r\nHost: localhost\r\n\r\n'))).response,
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'a NUL byte in a header value',
+      send: async () => (await h.raw((socket) => socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\nX-A: a\0b\r\n\r\n'))).response,
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'a malformed request pipelined after a good one',
+      send: async () => {
+        const body = JSON.stringify(completion({ max_tokens: 2 }));
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', `Content-Length: ${body.length}`]) + body
+          + 'NOT A REQUEST LINE\r\n\r\n'));
+        assert.equal(x.timedOut, false, 'closed after the 400');
+        assert.equal(x.responses.length, 2, x.bytes.toString('latin1'));
+        assert.equal(x.responses[0].status, 200, 'the good one is answered first');
+        assert.equal(JSON.parse(x.responses[0].body).object, 'text_completion');
+        assert.equal(x.responses[1].headers.connection, 'close');
+        return x.responses[1];
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      // RFC 9112 6.1: a request whose Transfer-Encoding does not end in
+      // chunked has no reliable length: 400 and close. Anything else lets
+      // the body be read as a second request (request smuggling).
+      name: 'Transfer-Encoding: gzip (chunked not last) is refused, its body never read as a request',
+      todo: 'kvgate reads no body, answers 400 invalid_json keep-alive, then serves the body as a second request',
+      send: async () => {
+        const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: gzip']) + smuggled),
+        { endAfter: 2 });
+        assert.equal(x.responses.length, 1, 'one answer, not two: ' + x.bytes.toString('latin1'));
+        assert.equal(x.closed, true, 'and the connection closed');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
       name: 'random bytes instead of a TLS handshake',
       send: async () => {
         const junk = randomBytes(512);
@@ -439,6 +522,17 @@ describe('a slow-loris client under a 1.5 s read timeout', () => {
     await served;
     await h.healthy();
     await h.fdsBackTo(fdsBefore);
+  });
+
+  test('a body shorter than its Content-Length is answered 408', async () => {
+    const body = JSON.stringify(completion());
+    const x = await h.raw((socket) => socket.write(
+      head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', `Content-Length: ${body.length + 10}`]) + body),
+    { guardMs: 60000 });
+    assert.equal(x.timedOut, false, 'the server cut the request');
+    assertError(x.response, { status: 408, code: 'request_timeout' });
+    assert.equal(x.response.headers.connection, 'close');
+    await h.healthy();
   });
 
   test('a slow TLS handshake is closed', async () => {

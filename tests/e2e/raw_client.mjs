@@ -35,77 +35,88 @@ export function hostPort(baseUrl) {
   return { host: u.hostname, port: Number(u.port) };
 }
 
-// Parses one HTTP/1.1 response out of the bytes read so far; null until the
-// header block and (by Content-Length) the whole body have arrived.
+// Parses one HTTP/1.1 response at the start of `buf`: {status, headers,
+// body, length (bytes it took)}, or null until the header block and (by
+// Content-Length) the whole body have arrived. With `final` (the
+// connection closed) a response without Content-Length runs to the end.
 export function parseResponse(buf, { final = false } = {}) {
   const end = buf.indexOf('\r\n\r\n');
   if (end < 0) return null;
   const head = buf.subarray(0, end).toString('latin1').split('\r\n');
   const m = head[0].match(/^HTTP\/1\.[01] (\d{3})/);
   if (!m) throw new Error('not an HTTP response: ' + JSON.stringify(head[0]));
+  const status = Number(m[1]);
   const headers = {};
   for (const line of head.slice(1)) {
     const i = line.indexOf(':');
     headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
   }
   const start = end + 4;
-  let body;
+  if (status >= 100 && status < 200) return { status, headers, body: '', length: start };
+  let length;
   if (headers['content-length'] !== undefined) {
-    const n = Number(headers['content-length']);
-    if (buf.length - start < n) return null;
-    body = buf.subarray(start, start + n);
+    length = start + Number(headers['content-length']);
+    if (buf.length < length) return null;
   } else if (final) {
-    body = buf.subarray(start);
+    length = buf.length;
   } else {
     return null;
   }
-  return { status: Number(m[1]), headers, body: body.toString('utf8') };
+  return { status, headers, body: buf.subarray(start, length).toString('utf8'), length };
+}
+
+// Every whole response in `buf`, in order (interim 1xx ones in `interim`).
+export function parseResponses(buf, { final = false } = {}) {
+  const responses = [];
+  const interim = [];
+  let at = 0;
+  while (at < buf.length) {
+    let r;
+    try {
+      r = parseResponse(buf.subarray(at), { final });
+    } catch {
+      break;  // not HTTP: the caller looks at the bytes
+    }
+    if (!r) break;
+    (r.status < 200 ? interim : responses).push(r);
+    at += r.length;
+  }
+  return { responses, interim };
 }
 
 // Opens a connection (TLS with the server's certificate as CA, or plain
-// TCP), runs `send(socket, state)` to write the request, and resolves once
-// a whole response has been read or the connection ended:
-// {response (or null), closed, bytes (all that was read), error}. `send` may
-// keep writing until state.done (a response arrived or the socket closed).
-// `guardMs` is a failure guard only: a connection the server neither
-// answers nor closes within it resolves with timedOut.
-export function exchange({ host, port, tls: useTls = true, ca, send, guardMs = 20000 }) {
+// TCP), runs `send(socket, state)` to write the request(s), and resolves
+// once the server closed the connection, or `endAfter` whole responses
+// were read: {response (the first), responses, interim (1xx), closed,
+// bytes (all that was read), error, timedOut}. `send` may keep writing
+// until state.done (a response arrived or the socket closed). `guardMs` is
+// a failure guard only: a connection the server neither answers enough
+// nor closes within it resolves with timedOut.
+export function exchange({ host, port, tls: useTls = true, ca, send, endAfter = Infinity, guardMs = 20000 }) {
   return new Promise((resolve) => {
     const chunks = [];
     const state = { done: false };
-    let response = null;
     let error = null;
     let settled = false;
     const socket = useTls
       ? tls.connect({ host, port, ca, servername: 'localhost' })
       : net.connect({ host, port });
-    const finish = (extra = {}) => {
+    const finish = ({ timedOut = false, closed = true } = {}) => {
       if (settled) return;
       settled = true;
       state.done = true;
       clearTimeout(guard);
       const bytes = Buffer.concat(chunks);
-      if (!response && bytes.length > 0) {
-        try {
-          response = parseResponse(bytes, { final: true });
-        } catch {
-          response = null;
-        }
-      }
+      const { responses, interim } = parseResponses(bytes, { final: closed && !timedOut });
       socket.destroy();
-      resolve({ response, bytes, error, closed: !extra.timedOut, timedOut: !!extra.timedOut });
+      resolve({ response: responses[0] ?? null, responses, interim, bytes, error, closed: closed && !timedOut, timedOut });
     };
     const guard = setTimeout(() => finish({ timedOut: true }), guardMs);
     socket.on('data', (d) => {
       chunks.push(d);
-      if (!response) {
-        try {
-          response = parseResponse(Buffer.concat(chunks));
-        } catch {
-          // not HTTP: keep the bytes, the caller looks at them
-        }
-        if (response) state.done = true;  // stop writing; wait for the close
-      }
+      const { responses } = parseResponses(Buffer.concat(chunks));
+      if (responses.length > 0) state.done = true;  // stop writing
+      if (responses.length >= endAfter) finish({ closed: false });
     });
     socket.on('error', (e) => {
       error = e;
