@@ -236,6 +236,14 @@ uint64_t Quotas::settle(const Ticket& t, const TokenUsage& usage) {
   return *cost;
 }
 
+void Quotas::withdraw(const Ticket& t) {
+  const int64_t now = clock_.now_ns();
+  State& s = state(t.tenant_id);
+  MutexLock lock(s.mu);
+  close_ticket(s, t, {}, now);
+  if (s.requests) s.requests->give_back(1, now);
+}
+
 PendingSpend Quotas::settle_pending(const Ticket& t, const TokenUsage& usage) {
   const int64_t now = clock_.now_ns();
   const std::optional<uint64_t> cost = try_cost_micros(t.plan, usage);

@@ -114,6 +114,11 @@ class Quotas {
   // kNotFound for a ticket that is unknown or already settled, and kOverflow
   // (after all the bookkeeping, with spend saturated) if the cost overflows.
   uint64_t settle(const Ticket& ticket, const TokenUsage& usage);
+  // The server could not take an admitted request (its engine was full):
+  // as if it had never been admitted. The slot, the reserved tokens and
+  // the request it counted against requests/minute are all given back, so a
+  // client retrying a 503 as told loses nothing. Throws like settle().
+  void withdraw(const Ticket& ticket);
   // settle() without adding to the month's spend: the ticket's worst-case
   // reservation is replaced by its real cost, which stays reserved so that
   // no concurrent admission can use that headroom meanwhile. Throws like

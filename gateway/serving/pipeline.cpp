@@ -1,6 +1,6 @@
 // Invariants:
 //   - a started request's ticket is settled exactly once: by finish() when
-//     it ends, or in start() when the engine refuses it;
+//     it ends, or withdrawn in start() when the engine refuses it;
 //   - a request the engine admitted writes exactly one ledger record, built
 //     from the same TokenUsage its client is told (billed_usage.h), before
 //     Sink::on_done; one cancelled while still queued is settled without a
@@ -94,7 +94,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
     f->started(engine_, stream->id());
     return stream->id();
   } catch (const Error& e) {
-    tenancy_.quotas().settle(f->ticket, {});
+    tenancy_.quotas().withdraw(f->ticket);  // not served: the tenant is charged nothing, not even the request
     const bool busy = dynamic_cast<const EngineBusy*>(&e) != nullptr;
     return NotStarted{busy ? NotStarted::Why::kBusy : NotStarted::Why::kBadRequest, e.what(), std::nullopt};
   }

@@ -171,6 +171,28 @@ TEST_F(QuotaTest, ConcurrentRequestsAreCappedAndFreedBySettle) {
   EXPECT_EQ(quotas_.in_flight("acme"), 2u);
 }
 
+// A request the server admitted but could not serve (its engine was full,
+// a 503) costs the tenant nothing: not its slot, its tokens, nor its place
+// in the requests/minute budget.
+TEST_F(QuotaTest, AWithdrawnTicketGivesEverythingBack) {
+  QuotaLimits q;
+  q.requests_per_minute = 2;
+  q.tokens_per_minute = 100;
+  q.max_concurrent_requests = 1;
+  const Tenant t = tenant(q);
+  for (int i = 0; i < 5; ++i) {
+    const Admission a = quotas_.admit(t, plan_, {40, 40});
+    ASSERT_TRUE(a.admitted()) << i;
+    quotas_.withdraw(a.ticket());
+  }
+  EXPECT_EQ(quotas_.in_flight("acme"), 0u);
+  EXPECT_EQ(quotas_.month_spend_micros("acme"), 0u);
+  EXPECT_TRUE(quotas_.admit(t, plan_, {40, 40}).admitted());
+  const Admission second_slot = quotas_.admit(t, plan_, {1, 1});
+  ASSERT_FALSE(second_slot.admitted());  // the one slot is taken again: withdraw did not leak slots either
+  EXPECT_EQ(second_slot.refusal().limit, Limit::kConcurrentRequests);
+}
+
 TEST_F(QuotaTest, TenantsNeverShareLimits) {
   QuotaLimits q;
   q.requests_per_minute = 1;
