@@ -81,8 +81,10 @@ class HttpSession : public SessionBase {
   enum class Phase { kHandshake, kIdle, kReading, kResponding, kClosing, kClosed };
   enum class Timer { kNone, kHandshake, kIdle, kRead, kWrite, kLinger, kQuiet };
 
-  // Bytes one peek asks for.
+  // Bytes one peek asks for, and the buffer capacity a connection keeps
+  // between requests.
   static constexpr size_t kPeekBytes = 4096;
+  static constexpr size_t kKeptBufferBytes = 64 * 1024;
 
   HttpSession(std::shared_ptr<ServerCore> core, uint64_t id, net::any_io_executor strand, beast::flat_buffer buffer,
               SessionMode mode, std::string peer)
@@ -212,6 +214,8 @@ class HttpSession : public SessionBase {
     keep_alive_ = client_keep_alive && version_ >= 11 && !core_->stopping();
     started_ = done_ = false;
     framing_ = Framing::kLength;
+    // A large body grew the buffer; an idle connection should not keep that.
+    if (buffer_.capacity() > kKeptBufferBytes) buffer_.shrink_to_fit();
     // Watch for the client leaving, unless it has sent more already (then
     // a failed write is what tells).
     if (!peek_pending_ && buffer_.size() == 0) do_peek();

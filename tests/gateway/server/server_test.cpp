@@ -338,6 +338,23 @@ TEST_F(ServerTest, HugeBodySentInFullStillGetsIts413) {
   EXPECT_EQ(r->result_int(), 413);
 }
 
+TEST_F(ServerTest, LargeBodyWithinTheLimitArrivesWhole) {
+  handler_ = [](HttpRequest req, Reply reply) {
+    reply.send(200, {}, std::to_string(req.body.size()) + " " + std::to_string(std::hash<std::string>{}(req.body)));
+  };
+  start();  // the default limit, 4 MiB
+  std::string body(3 << 20, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>((i * 2654435761u) >> 13);
+  TestClient c(tls());
+  ASSERT_FALSE(c.open(port()));
+  auto r = c.request("POST", "/v1/completions", body);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body(), std::to_string(body.size()) + " " + std::to_string(std::hash<std::string>{}(body)));
+  auto again = c.request("POST", "/v1/completions", "small");  // and the connection lives on
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->body().substr(0, 2), "5 ");
+}
+
 TEST_F(ServerTest, HeaderOverTheLimitIs431) {
   start();  // the default limit, 16 KiB
   TestClient c(tls());
