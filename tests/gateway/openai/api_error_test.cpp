@@ -54,10 +54,10 @@ TEST(ApiError, HelpersHaveTheirStatusTypeAndCode) {
       {not_found("no such tenant"), 404, "not_found_error", "not_found"},
       {method_not_allowed("PUT", "/v1/models"), 405, "invalid_request_error", "method_not_allowed"},
       {request_timeout(), 408, "invalid_request_error", "request_timeout"},
-      {body_too_large(1 << 20), 413, "invalid_request_error", "request_too_large"},
+      {body_too_large(1 << 20), 413, "invalid_request_error", "body_too_large"},
       {unprocessable("x"), 422, "invalid_request_error", "unprocessable_entity"},
       {rate_limited("slow down"), 429, "rate_limit_error", "rate_limit_exceeded"},
-      {headers_too_large(8192), 431, "invalid_request_error", "request_header_fields_too_large"},
+      {headers_too_large(8192), 431, "invalid_request_error", "header_too_large"},
       {internal_error(), 500, "server_error", "internal_error"},
       {overloaded(), 503, "server_error", "overloaded"},
   };
