@@ -37,7 +37,11 @@ before(async () => {
   server = await startServer();
   client = clientFor(server.apiKey);
 });
-after(async () => server && (await server.stop()));
+after(async () => {
+  if (!server) return;
+  assert.equal(await server.stop(), 0, 'SIGTERM ends the server cleanly');
+  assert.match(server.lines.at(-1), /stopped; every finished request is in the ledger/);
+});
 
 test('chat completion, not streamed', async () => {
   const r = await client.chat.completions.create({

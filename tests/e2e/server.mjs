@@ -46,12 +46,15 @@ export async function startServer(extraArgs = []) {
     dataDir,
     agent,
     lines,
+    // SIGTERM, as a supervisor stops it; resolves to its exit code once it
+    // has finished what was in flight and written the ledger.
     async stop() {
       agent.destroy();
-      const exited = new Promise((r) => child.once('exit', r));
+      const exited = new Promise((r) => child.once('exit', (code) => r(code)));
       child.kill('SIGTERM');
-      await exited;
+      const code = await exited;
       rmSync(dataDir, { recursive: true, force: true });
+      return code;
     },
     // A raw HTTPS request, for the admin routes and error bodies.
     request(method, route, { headers = {}, body } = {}) {
