@@ -164,7 +164,9 @@ start_kvgate io1 --model "$model260k" --kv-budget 256MiB --io-threads 1
 key=$(bench_key)
 curl -sf --cacert "$K_CERT" "$K_URL/v1/models" -H "Authorization: Bearer $key" -o "$tmp/models.json"
 cert=$K_CERT tlskey=${K_CERT%.crt}.key
-proto() { openssl s_client -connect "${1#https://}" -servername localhost </dev/null 2>/dev/null | awk '/^ *Protocol *:/ {p=$3} /^ *Cipher *:/ {c=$3} END {print p, c}'; }
+proto() {  # "TLSv1.3 TLS_AES_256_GCM_SHA384": the "New, ..." line (stdin held open so the session is printed)
+  sleep 0.5 | openssl s_client -connect "${1#https://}" -servername localhost 2>/dev/null | awk -F', ' '/^New, / { sub("Cipher is ", "", $3); print $2, $3 }' || true
+}
 kv_proto=$(proto "$K_URL")
 kv1=$(wrk_best kv-io1 -H "Authorization: Bearer $key" "$K_URL/v1/models")
 stop "$K_PID" "kvgate serve (io_threads 1)"
