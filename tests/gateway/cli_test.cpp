@@ -11,6 +11,7 @@
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
 #include "tests/shared_data.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate {
 namespace {
@@ -34,17 +35,7 @@ CliRun kvgate(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("kvgate-cli-" + std::to_string(getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using kvgate::testing::TempDir;
 
 const std::string kStories = shared_path("models/stories260K.gguf");
 
@@ -104,7 +95,7 @@ TEST(Cli, InfoReportsKvBytesAndCapacity) {
 
 TEST(Cli, MkmodelWritesAModelThatGenerates) {
   TempDir dir;
-  const std::string out = dir.file("tiny.gguf");
+  const std::string out = dir.sub("tiny.gguf");
   CliRun mk = kvgate("mkmodel --out " + out + " --vocab-from " + shared_path("testdata/ggml-vocab-llama-spm.gguf") +
                   " --layers 2 --dim 64 --heads 4 --kv-heads 2 --ffn 128 --type q8_0 --context 256");
   ASSERT_EQ(mk.exit_code, 0) << mk.out;
@@ -131,13 +122,13 @@ TEST_F(CliBadInput, MissingFile) {
 }
 
 TEST_F(CliBadInput, WrongMagic) {
-  const std::string path = dir_.file("notgguf.gguf");
+  const std::string path = dir_.sub("notgguf.gguf");
   std::ofstream(path) << "this is not a model file at all";
   expect_error("info --model " + path, "wrong magic");
 }
 
 TEST_F(CliBadInput, TruncatedData) {
-  const std::string path = dir_.file("truncated.gguf");
+  const std::string path = dir_.sub("truncated.gguf");
   std::string bytes = read_file(kStories);
   std::ofstream(path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   expect_error("generate --model " + path, "truncated file");
@@ -157,7 +148,7 @@ TEST_F(CliBadInput, InconsistentTensorShape) {
     if (t.name == "blk.0.attn_k.weight") dims = {32, 64};  // transposed
     w.add_tensor(t.name, dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
   }
-  const std::string path = dir_.file("badshape.gguf");
+  const std::string path = dir_.sub("badshape.gguf");
   w.write(path);
   expect_error("generate --model " + path, "'blk.0.attn_k.weight' has shape [32, 64], expected [64, 32]");
 }
@@ -165,7 +156,7 @@ TEST_F(CliBadInput, InconsistentTensorShape) {
 TEST_F(CliBadInput, UnsupportedArchitecture) {
   GgufWriter w;
   w.set_string("general.architecture", "mamba");
-  const std::string path = dir_.file("mamba.gguf");
+  const std::string path = dir_.sub("mamba.gguf");
   w.write(path);
   expect_error("info --model " + path, "unsupported architecture 'mamba'");
 }
@@ -177,7 +168,7 @@ TEST_F(CliBadInput, UnsupportedTokenizer) {
 
 TEST_F(CliBadInput, PromptLongerThanTheContext) {
   // stories260K's context is 2048 tokens; 3000 words are more.
-  const std::string path = dir_.file("long.txt");
+  const std::string path = dir_.sub("long.txt");
   std::ofstream f(path);
   for (int i = 0; i < 3000; ++i) f << "girl ";
   f.close();

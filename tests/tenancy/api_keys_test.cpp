@@ -12,12 +12,12 @@
 
 #include "tenancy/error.h"
 #include "tenancy/tenancy.h"
-#include "tests/tenancy/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::tenancy {
 namespace {
 
-using testing::TempDir;
+using kvgate::testing::TempDir;
 
 class ApiKeysTest : public ::testing::Test {
  protected:

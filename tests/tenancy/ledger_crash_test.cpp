@@ -27,7 +27,7 @@
 #include "tenancy/ledger.h"
 #include "tenancy/store.h"
 #include "tests/tenancy/crash_record.h"
-#include "tests/tenancy/temp_dir.h"
+#include "tests/temp_dir.h"
 
 extern char** environ;
 
@@ -36,7 +36,7 @@ namespace {
 
 using testing::crash_record;
 using testing::kCrashTenant;
-using testing::TempDir;
+using kvgate::testing::TempDir;
 
 constexpr int kRounds = 24;
 constexpr int kChildThreads = 6;

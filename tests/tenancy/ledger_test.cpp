@@ -14,12 +14,12 @@
 #include "tenancy/error.h"
 #include "tenancy/tenancy.h"
 #include "tenancy/utc_calendar.h"
-#include "tests/tenancy/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::tenancy {
 namespace {
 
-using testing::TempDir;
+using kvgate::testing::TempDir;
 
 constexpr int64_t kSec = 1'000'000'000;
 constexpr int64_t kDay = 86'400 * kSec;

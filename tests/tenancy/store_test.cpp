@@ -7,12 +7,12 @@
 #include "tenancy/codec.h"
 #include "tenancy/error.h"
 #include "tenancy/tenant_registry.h"
-#include "tests/tenancy/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::tenancy {
 namespace {
 
-using testing::TempDir;
+using kvgate::testing::TempDir;
 
 TEST(Store, CreatesThenReopens) {
   TempDir dir;

@@ -15,12 +15,12 @@
 
 #include "engine/error.h"
 #include "gateway/server/self_signed_cert.h"
-#include "tests/gateway/server/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::server {
 namespace {
 
-using testing::TempDir;
+using kvgate::testing::TempDir;
 
 std::unique_ptr<X509, decltype(&X509_free)> load(const std::filesystem::path& p) {
   FILE* f = std::fopen(p.c_str(), "r");

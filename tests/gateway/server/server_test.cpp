@@ -20,14 +20,14 @@
 #include "engine/mutex.h"
 #include "gateway/server/server.h"
 #include "gateway/server/sse.h"
-#include "tests/gateway/server/temp_dir.h"
+#include "tests/temp_dir.h"
 #include "tests/gateway/server/test_client.h"
 
 namespace kvgate::server {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::TempDir;
+using kvgate::testing::TempDir;
 using testing::TestClient;
 
 constexpr auto kWait = 20s;  // a failure guard, never an expectation

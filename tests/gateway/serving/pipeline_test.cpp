@@ -15,7 +15,7 @@
 #include "engine/model/model_fingerprint.h"
 #include "gateway/serving/bootstrap.h"
 #include "tests/engine/test_models.h"
-#include "tests/tenancy/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::serving {
 namespace {
@@ -111,7 +111,7 @@ class PipelineTest : public ::testing::Test {
   const std::string long_prompt_ =
       "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine with "
       "her dog and her friends, and every day she went to the park to look at the flowers and the birds.";
-  tenancy::testing::TempDir dir_;
+  kvgate::testing::TempDir dir_;
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Engine> engine_;

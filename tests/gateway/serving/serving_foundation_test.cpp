@@ -11,12 +11,12 @@
 #include "gateway/serving/billed_usage.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/tenant_identity.h"
-#include "tests/tenancy/temp_dir.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::serving {
 namespace {
 
-using tenancy::testing::TempDir;
+using kvgate::testing::TempDir;
 
 TEST(TenantIdentity, ScopeIsTheSecretLittleEndianAndTheLabelOnlyTheId) {
   const std::string bytes("\x01\x02\x03\x04\x05\x06\x07\x08\x11\x12\x13\x14\x15\x16\x17\x18", 16);

@@ -1,4 +1,5 @@
-// A fresh directory under $TMPDIR for one test, removed afterwards.
+// A fresh directory under $TMPDIR for one test (a store, certificates, a
+// model file), removed with everything in it afterwards.
 #pragma once
 
 #include <stdlib.h>
@@ -7,12 +8,12 @@
 #include <stdexcept>
 #include <string>
 
-namespace kvgate::server::testing {
+namespace kvgate::testing {
 
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "kvgate-server-XXXXXX").string();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kvgate-test-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
     path_ = tmpl;
   }
@@ -24,9 +25,10 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  std::string sub(const std::string& name) const { return (path_ / name).string(); }
 
  private:
   std::filesystem::path path_;
 };
 
-}  // namespace kvgate::server::testing
+}  // namespace kvgate::testing
