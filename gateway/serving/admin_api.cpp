@@ -11,6 +11,7 @@
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/json_body.h"
 #include "gateway/openai/json_fields.h"
+#include "gateway/serving/json_reply.h"
 #include "gateway/serving/tenant_identity.h"
 #include "tenancy/error.h"
 
@@ -18,14 +19,6 @@ namespace kvgate::serving {
 namespace {
 
 namespace json = boost::json;
-
-void send_json(server::Reply& reply, int status, const json::value& body) {
-  reply.send(status, {{"Content-Type", "application/json"}}, json::serialize(body));
-}
-
-void send_error(server::Reply& reply, const openai::ApiError& e) {
-  reply.send(e.status, {{"Content-Type", "application/json"}}, openai::serialize(e));
-}
 
 std::vector<std::string_view> split_path(std::string_view path) {
   std::vector<std::string_view> parts;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "engine/error.h"
+#include "gateway/serving/hex_text.h"
 #include "tenancy/api_keys.h"
 #include "tenancy/random_bytes.h"
 
@@ -21,32 +22,6 @@ namespace {
 
 constexpr std::string_view kPrefix = "kvga-";
 
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
-std::optional<std::string> unhex(std::string_view h) {
-  if (h.size() % 2) return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  std::string out;
-  for (size_t i = 0; i < h.size(); i += 2) {
-    const int a = nibble(h[i]), b = nibble(h[i + 1]);
-    if (a < 0 || b < 0) return std::nullopt;
-    out += static_cast<char>(a * 16 + b);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::optional<AdminToken> AdminToken::load(const std::string& path) {
@@ -54,7 +29,7 @@ std::optional<AdminToken> AdminToken::load(const std::string& path) {
   if (!in) return std::nullopt;
   std::string line;
   std::getline(in, line);
-  const std::optional<std::string> digest = unhex(line);
+  const std::optional<std::string> digest = from_hex(line);
   if (!digest || digest->size() != 32)
     throw Error(path + ": not an admin token digest (expected 64 hex digits); delete it to make a new token");
   return AdminToken(*digest);
@@ -62,11 +37,11 @@ std::optional<AdminToken> AdminToken::load(const std::string& path) {
 
 std::pair<AdminToken, std::string> AdminToken::create(const std::string& path) {
   std::string token(kPrefix);
-  token += hex(tenancy::random_bytes(32));
+  token += to_hex(tenancy::random_bytes(32));
   const std::string digest = tenancy::key_digest(token);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) throw Error(path + ": cannot create the admin token file: " + std::strerror(errno));
-  const std::string text = hex(digest) + "\n";
+  const std::string text = to_hex(digest) + "\n";
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
   ::close(fd);
   if (!ok) {

@@ -14,6 +14,8 @@
 #include "gateway/openai/context_budget.h"
 #include "gateway/openai/model_list.h"
 #include "gateway/openai/response_meta.h"
+#include "gateway/serving/hex_text.h"
+#include "gateway/serving/json_reply.h"
 #include "gateway/serving/reply_sinks.h"
 #include "tenancy/random_bytes.h"
 
@@ -22,26 +24,9 @@ namespace {
 
 using server::HttpHeaders;
 
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) out += {kDigits[c >> 4], kDigits[c & 15]};
-  return out;
-}
-
 int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-void send_json(server::Reply& reply, int status, const boost::json::value& body, HttpHeaders headers = {}) {
-  headers.push_back({"Content-Type", "application/json"});
-  reply.send(status, std::move(headers), boost::json::serialize(body));
-}
-
-void send_error(server::Reply& reply, const openai::ApiError& e, HttpHeaders headers = {}) {
-  headers.push_back({"Content-Type", "application/json"});
-  reply.send(e.status, std::move(headers), openai::serialize(e));
 }
 
 void add_window(HttpHeaders& h, const char* what, const tenancy::RateWindow& w) {
@@ -212,7 +197,7 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   const std::string seed_bytes = tenancy::random_bytes(sizeof seed);
   std::memcpy(&seed, seed_bytes.data(), sizeof seed);
   sr.who = who;
-  sr.request_id = "req_" + hex(tenancy::random_bytes(12));
+  sr.request_id = "req_" + to_hex(tenancy::random_bytes(12));
   sr.model = model_.id;
   sr.sampling = openai::sampling_params(opt, seed);
   sr.max_tokens = opt.max_tokens.value_or(0);

@@ -1,0 +1,23 @@
+// Answering a Reply with JSON: a body, or an ApiError in OpenAI's shape.
+// Shared by the API and admin routes. Any thread (Reply is thread-safe).
+#pragma once
+
+#include <boost/json.hpp>
+
+#include "gateway/openai/api_error.h"
+#include "gateway/server/reply.h"
+
+namespace kvgate::serving {
+
+inline void send_json(server::Reply& reply, int status, const boost::json::value& body,
+                      server::HttpHeaders headers = {}) {
+  headers.push_back({"Content-Type", "application/json"});
+  reply.send(status, std::move(headers), boost::json::serialize(body));
+}
+
+inline void send_error(server::Reply& reply, const openai::ApiError& e, server::HttpHeaders headers = {}) {
+  headers.push_back({"Content-Type", "application/json"});
+  reply.send(e.status, std::move(headers), openai::serialize(e));
+}
+
+}  // namespace kvgate::serving
