@@ -33,6 +33,8 @@
 #include "gateway/serving/admin_api.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
+#include "gateway/serving/metrics_api.h"
+#include "gateway/serving/serving_metrics.h"
 #include "gateway/serving/pipeline.h"
 #include "tenancy/error.h"
 
@@ -94,6 +96,7 @@ void serve(const config::ServerConfig& c) {
   say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
       std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + ")");
   say(capacity_line(*backend, mc));
+  serving::ServingMetrics metrics(c.served_model_name(), backend->kv_capacity().bytes());
 
   SchedulerOptions so;
   so.model = model_fingerprint(*model, backend->kv_layout());
@@ -114,8 +117,9 @@ void serve(const config::ServerConfig& c) {
   if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
 
   std::optional<serving::DurableQueue> durable(std::in_place, 2);
-  serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable);
+  serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
   serving::AdminApi admin(engine, tenancy, *durable, *token);
+  serving::MetricsApi metrics_api(engine, metrics, tenancy, *durable, *token);
   serving::ApiModel api_model;
   api_model.id = c.served_model_name();
   api_model.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
@@ -125,7 +129,7 @@ void serve(const config::ServerConfig& c) {
   api_model.max_prompt_tokens = c.limits.max_prompt_tokens;
   api_model.max_output_tokens = c.limits.max_output_tokens;
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
-                             api_model);
+                             metrics_api, api_model);
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
@@ -134,6 +138,20 @@ void serve(const config::ServerConfig& c) {
     say("TLS certificate " + cert->cert_file.string() + " (SHA-256 " + cert->sha256_fingerprint +
         (cert->generated ? ", self-signed, made now)" : ")"));
   const std::string base = "https://" + c.server.listen.host + ":" + std::to_string(*http->https_port());
+  // A listener of its own for the scraper, plain HTTP and /metrics only.
+  std::optional<server::Server> metrics_http;
+  if (!c.metrics.listen.empty()) {
+    const config::ListenAddress at = config::parse_listen_address(c.metrics.listen);
+    server::ServerOptions o = server_options(c);
+    o.address = at.host;
+    o.https = false;
+    o.http_port = at.port;
+    metrics_http.emplace(std::move(o), metrics_api.open_listener());
+    metrics_http->start();
+    say("metrics on http://" + at.host + ":" + std::to_string(*metrics_http->http_port()) + "/metrics");
+  } else {
+    say("metrics on " + base + "/metrics (admin token)");
+  }
   say("listening on " + base + (http->http_port() ? " and http://" + c.server.plain_listen.host + ":" +
                                                         std::to_string(*http->http_port())
                                                   : ""));
@@ -148,10 +166,12 @@ void serve(const config::ServerConfig& c) {
   sigwait(&stop_signals, &sig);
   say(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): finishing requests in flight for up to " +
       std::to_string(c.server.shutdown_deadline_ms) + " ms");
+  if (metrics_http) metrics_http->stop(std::chrono::milliseconds(0));
   http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
   engine.shutdown();  // cancels what is left; each completion queues its ledger write
   durable.reset();    // writes every record still queued, then joins
   http.reset();       // nothing calls a Reply any more
+  metrics_http.reset();
   say("stopped; every finished request is in the ledger");
 }
 

@@ -19,7 +19,7 @@ constexpr int64_t kGiB = 1024 * kMiB;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr int64_t kMaxTokens = int64_t{1} << 24;
 
-constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "data", "admin", "log"};
+constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "data", "admin", "metrics", "log"};
 constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
 constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
 
@@ -160,6 +160,11 @@ std::vector<Option> build_table() {
       bind<&C::admin, &AdminSection::token_file>(
           {"admin", "token_file", "admin-token-file", K::kString,
            "where the admin token generated at first start is kept; empty = <data.dir>/admin-token"}),
+      // [metrics]
+      bind<&C::metrics, &MetricsSection::listen>(
+          {"metrics", "listen", "metrics-listen", K::kString,
+           "serve GET /metrics without a token on this plain-HTTP host:port; empty = on the API listener, "
+           "behind the admin token"}),
       // [log]
       bind<&C::log, &LogSection::level>(
           {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
@@ -319,6 +324,16 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
     out.push_back({find_option("server", "plain_listen"),
                    "is the same address as server.listen (" + c.server.listen.str() +
                        "): plain HTTP needs a port of its own"});
+  if (!c.metrics.listen.empty()) {
+    try {
+      const ListenAddress m = parse_listen_address(c.metrics.listen);
+      if (m.port != 0 && (m == c.server.listen || (c.server.plain_http && m == c.server.plain_listen)))
+        out.push_back({find_option("metrics", "listen"),
+                       "is the address of another listener (" + m.str() + "): metrics need a port of their own"});
+    } catch (const Error& e) {
+      out.push_back({find_option("metrics", "listen"), std::string("must be host:port: ") + e.what()});
+    }
+  }
   return out;
 }
 

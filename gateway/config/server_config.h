@@ -88,6 +88,16 @@ struct AdminSection {
   bool operator==(const AdminSection&) const = default;
 };
 
+// [metrics]: where GET /metrics is served (docs/metrics.md).
+struct MetricsSection {
+  // Empty: on the API listener, behind the admin token. "host:port": on a
+  // plain-HTTP listener of its own that serves /metrics and /health only,
+  // without a token, for a scraper on a private network.
+  std::string listen;
+
+  bool operator==(const MetricsSection&) const = default;
+};
+
 // [log]
 struct LogSection {
   std::string level = "info";  // error | warn | info | debug
@@ -102,6 +112,7 @@ struct ServerConfig {
   LimitsSection limits;
   DataSection data;
   AdminSection admin;
+  MetricsSection metrics;
   LogSection log;
 
   // Where derived paths land, so the serving layer and the docs agree.

@@ -11,6 +11,7 @@
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/json_body.h"
 #include "gateway/openai/json_fields.h"
+#include "gateway/serving/credentials.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/tenant_identity.h"
 #include "tenancy/error.h"
@@ -157,13 +158,7 @@ void AdminApi::operator()(const server::HttpRequest& req, server::Reply reply) {
 }
 
 void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
-  const std::optional<std::string_view> auth = req.header("authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (!auth || !auth->starts_with(kBearer))
-    throw openai::ApiError(401, "The admin routes need the admin token as 'Authorization: Bearer kvga-...'.",
-                           "authentication_error", std::nullopt, "missing_admin_token");
-  if (!token_.matches(auth->substr(kBearer.size())))
-    throw openai::permission_denied("This credential does not open the admin routes.");
+  require_admin(req, token_);
 
   const std::vector<std::string_view> p = split_path(req.path());  // p[0] == "admin"
   const std::string& m = req.method;

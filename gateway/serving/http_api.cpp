@@ -14,6 +14,7 @@
 #include "gateway/openai/context_budget.h"
 #include "gateway/openai/model_list.h"
 #include "gateway/openai/response_meta.h"
+#include "gateway/serving/credentials.h"
 #include "gateway/serving/hex_text.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/reply_sinks.h"
@@ -66,13 +67,14 @@ std::optional<int64_t> query_int(std::string_view target, std::string_view name)
 }  // namespace
 
 HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-                 AdminApi& admin, ApiModel model)
+                 AdminApi& admin, MetricsApi& metrics, ApiModel model)
     : pipeline_(pipeline),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
       chat_(chat),
       encoder_(tokenizer),
       admin_(admin),
+      metrics_(metrics),
       model_(std::move(model)) {}
 
 void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
@@ -111,28 +113,25 @@ void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const 
     only("GET");
     return usage(req, reply);
   }
+  if (path == "/metrics") {
+    only("GET");
+    return metrics_.metrics(req, reply);
+  }
+  if (path == "/dashboard/data") {
+    only("GET");
+    return metrics_.dashboard_data(req, reply);
+  }
   throw openai::route_not_found(req.method, path);
 }
 
-tenancy::Principal HttpApi::authenticate(const server::HttpRequest& req) const {
-  const std::optional<std::string_view> auth = req.header("authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (!auth || auth->size() <= kBearer.size() || !auth->starts_with(kBearer)) throw openai::invalid_api_key();
-  std::optional<tenancy::Principal> who = tenancy_.authenticate(auth->substr(kBearer.size()));
-  if (!who) throw openai::invalid_api_key();
-  if (who->tenant.status != tenancy::TenantStatus::kActive)
-    throw openai::permission_denied("tenant '" + who->tenant.id + "' is suspended");
-  return std::move(*who);
-}
-
 void HttpApi::models(const server::HttpRequest& req, server::Reply& reply) const {
-  const tenancy::Principal who = authenticate(req);
+  const tenancy::Principal who = require_tenant(req, tenancy_);
   const openai::ModelCard card{model_.id, model_.created_unix};
   send_json(reply, 200, openai::model_list({&card, 1}), rate_headers(tenancy_, who.tenant));
 }
 
 void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const {
-  const tenancy::Principal who = authenticate(req);
+  const tenancy::Principal who = require_tenant(req, tenancy_);
   const int64_t end = query_int(req.target, "end_time").value_or(unix_now() + 1);
   const int64_t start = query_int(req.target, "start_time").value_or(end - 30 * 86400);
   if (start > end) throw openai::invalid_value("start_time", "must not be after end_time");
@@ -154,7 +153,7 @@ void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const 
 }
 
 void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
-  const tenancy::Principal who = authenticate(req);
+  const tenancy::Principal who = require_tenant(req, tenancy_);
   ServeRequest sr;
   openai::GenerationOptions opt;
   std::string model;

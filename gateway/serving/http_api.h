@@ -5,6 +5,8 @@
 //   POST /v1/completions          a prompt (text or token ids), streamed or not
 //   POST /v1/chat/completions     messages rendered by the model's chat template
 //   GET  /v1/usage                the calling tenant's own usage over a period
+//   GET  /metrics                 Prometheus exposition (metrics_api.h; the admin token)
+//   GET  /dashboard/data          the dashboard's figures (admin token: all; a key: its tenant's)
 //   /admin/...                    admin_api.h (the admin token only)
 //
 // Each /v1 request: the key resolves the tenant (401 otherwise), the body is
@@ -28,6 +30,7 @@
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_api.h"
+#include "gateway/serving/metrics_api.h"
 #include "gateway/serving/pipeline.h"
 
 namespace kvgate::serving {
@@ -44,13 +47,12 @@ struct ApiModel {
 class HttpApi {
  public:
   HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-          AdminApi& admin, ApiModel model);
+          AdminApi& admin, MetricsApi& metrics, ApiModel model);
 
   void operator()(server::HttpRequest req, server::Reply reply) const;
 
  private:
   void route(const server::HttpRequest& req, server::Reply& reply) const;
-  tenancy::Principal authenticate(const server::HttpRequest& req) const;
   void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
   void models(const server::HttpRequest& req, server::Reply& reply) const;
   void usage(const server::HttpRequest& req, server::Reply& reply) const;
@@ -61,6 +63,7 @@ class HttpApi {
   const openai::ChatTemplate chat_;
   const openai::PromptEncoder encoder_;
   AdminApi& admin_;
+  MetricsApi& metrics_;
   const ApiModel model_;
 };
 

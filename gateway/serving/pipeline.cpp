@@ -20,6 +20,18 @@
 #include "tenancy/prices.h"
 
 namespace kvgate::serving {
+namespace {
+
+// The same usage as if nothing had been cached: what the tenant would pay
+// without the prefix cache (the dashboards' "saved by caching").
+tenancy::TokenUsage priced_fresh(tenancy::TokenUsage u) {
+  u.fresh_prefill += u.cached();
+  u.cached_device = u.cached_host = u.cached_disk = 0;
+  u.cache_written = 0;
+  return u;
+}
+
+}  // namespace
 
 struct Pipeline::Flight {
   Flight(Pipeline& p, ServeRequest r, tenancy::Ticket t, std::shared_ptr<Sink> s)
@@ -51,8 +63,9 @@ struct Pipeline::Flight {
   bool stop_wanted ABSL_GUARDED_BY(mu) = false;
 };
 
-Pipeline::Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable)
-    : engine_(engine), tenancy_(tenancy), tokenizer_(tokenizer), durable_(durable) {}
+Pipeline::Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
+                   ServingMetrics& metrics)
+    : engine_(engine), tenancy_(tenancy), tokenizer_(tokenizer), durable_(durable), metrics_(metrics) {}
 
 std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::shared_ptr<Sink> sink) {
   const TenantIdentity id = tenant_identity(tenancy_.tenants(), req.who.tenant);
@@ -78,7 +91,11 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   }
   tenancy::Admission adm = tenancy_.admit(
       req.who.tenant, {static_cast<uint64_t>(er.prompt.size()), static_cast<uint64_t>(lim.max_tokens)});
-  if (!adm.admitted()) return NotStarted{NotStarted::Why::kQuota, adm.refusal().message, adm.refusal()};
+  if (!adm.admitted()) {
+    metrics_.refused(req.who.tenant.id, adm.refusal().limit);
+    return NotStarted{NotStarted::Why::kQuota, adm.refusal().message, adm.refusal()};
+  }
+  metrics_.started(req.who.tenant.id, id.label);
 
   auto f = std::make_shared<Flight>(*this, std::move(req), adm.ticket(), std::move(sink));
   auto on_event = [this, f](TokenId t, const Completion* done) {
@@ -96,6 +113,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   } catch (const Error& e) {
     tenancy_.quotas().withdraw(f->ticket);  // not served: the tenant is charged nothing, not even the request
     const bool busy = dynamic_cast<const EngineBusy*>(&e) != nullptr;
+    if (busy) metrics_.busy();
     return NotStarted{busy ? NotStarted::Why::kBusy : NotStarted::Why::kBadRequest, e.what(), std::nullopt};
   }
 }
@@ -104,6 +122,7 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
   const std::string rest = f->text.finish(done.result.finish);
   if (!rest.empty()) f->sink->on_text(rest);
   Served s;
+  uint64_t uncached_cost = 0;
   s.finish = f->text.finish_reason();
   s.usage = token_usage(done.result);
   if (done.result.finish == FinishReason::kError) s.error = done.error;
@@ -113,6 +132,7 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
       tenancy_.finish(f->ticket, ledger_record(ids, done.result, done.timing, f->clock));
       s.recorded = true;
       s.cost_micros = tenancy::cost_micros(f->ticket.plan, s.usage);
+      uncached_cost = tenancy::try_cost_micros(f->ticket.plan, priced_fresh(s.usage)).value_or(s.cost_micros);
     } else {
       tenancy_.quotas().settle(f->ticket, {});
       s.usage = {};
@@ -120,6 +140,8 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
   } catch (const tenancy::Error& e) {
     s.error = std::string("the request could not be billed: ") + e.what();
   }
+  metrics_.finished(f->req.who.tenant.id, s.finish, s.recorded ? s.usage : tenancy::TokenUsage{}, s.cost_micros,
+                    uncached_cost, done.timing);
   f->sink->on_done(s);
 }
 

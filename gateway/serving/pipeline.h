@@ -3,7 +3,8 @@
 // tenant's quotas, submit it to the engine under the tenant's cache scope,
 // turn its tokens into the client's text (stop strings cancel it), and when
 // it ends settle the quotas and write its one ledger record before the
-// client is told its usage.
+// client is told its usage, and count it in the metrics from the same
+// numbers.
 //
 // Transport-independent: the output goes to a Sink (the HTTP reply, a test).
 //
@@ -22,6 +23,7 @@
 #include "engine/sched/engine.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/serving/durable_queue.h"
+#include "gateway/serving/serving_metrics.h"
 #include "tenancy/tenancy.h"
 
 namespace kvgate::serving {
@@ -69,7 +71,8 @@ struct NotStarted {
 
 class Pipeline {
  public:
-  Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable);
+  Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
+           ServingMetrics& metrics);
 
   // Started: the engine's request id (for cancel()); otherwise why not.
   std::variant<RequestId, NotStarted> start(ServeRequest req, std::shared_ptr<Sink> sink);
@@ -85,6 +88,7 @@ class Pipeline {
   tenancy::Tenancy& tenancy_;
   const Tokenizer& tokenizer_;
   DurableQueue& durable_;
+  ServingMetrics& metrics_;
 };
 
 }  // namespace kvgate::serving

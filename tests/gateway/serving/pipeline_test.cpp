@@ -65,7 +65,7 @@ class PipelineTest : public ::testing::Test {
     engine_ = std::make_unique<Engine>(make_cpu_backend(model_, bo), std::move(so), EngineOptions{.max_outstanding = 8});
     tenancy_ = std::make_unique<tenancy::Tenancy>(dir_.sub("store"));
     tenancy_->tenants().put_plan(tenancy::PricePlan::with_default_cached("p", 1'000'000, 2'000'000));
-    pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, durable_);
+    pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, durable_, metrics_);
   }
   void TearDown() override { engine_->shutdown(); }
 
@@ -117,6 +117,7 @@ class PipelineTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<tenancy::Tenancy> tenancy_;
   DurableQueue durable_;
+  ServingMetrics metrics_{"stories260K", 0};
   std::unique_ptr<Pipeline> pipeline_;
   int n_ = 0;
 };

@@ -1,0 +1,47 @@
+#include "gateway/serving/credentials.h"
+
+#include "gateway/openai/api_error.h"
+
+namespace kvgate::serving {
+namespace {
+
+constexpr std::string_view kBearer = "Bearer ";
+
+std::optional<std::string_view> bearer(const server::HttpRequest& req) {
+  const std::optional<std::string_view> auth = req.header("authorization");
+  if (!auth || auth->size() <= kBearer.size() || !auth->starts_with(kBearer)) return std::nullopt;
+  return auth->substr(kBearer.size());
+}
+
+tenancy::Principal active(std::optional<tenancy::Principal> who) {
+  if (!who) throw openai::invalid_api_key();
+  if (who->tenant.status != tenancy::TenantStatus::kActive)
+    throw openai::permission_denied("tenant '" + who->tenant.id + "' is suspended");
+  return std::move(*who);
+}
+
+}  // namespace
+
+tenancy::Principal require_tenant(const server::HttpRequest& req, tenancy::Tenancy& tenancy) {
+  const std::optional<std::string_view> key = bearer(req);
+  if (!key) throw openai::invalid_api_key();
+  return active(tenancy.authenticate(*key));
+}
+
+void require_admin(const server::HttpRequest& req, const AdminToken& token) {
+  const std::optional<std::string_view> presented = bearer(req);
+  if (!presented)
+    throw openai::ApiError(401, "The admin routes need the admin token as 'Authorization: Bearer kvga-...'.",
+                           "authentication_error", std::nullopt, "missing_admin_token");
+  if (!token.matches(*presented)) throw openai::permission_denied("This credential does not open the admin routes.");
+}
+
+std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequest& req, const AdminToken& token,
+                                                          tenancy::Tenancy& tenancy) {
+  const std::optional<std::string_view> presented = bearer(req);
+  if (!presented) throw openai::invalid_api_key();
+  if (token.matches(*presented)) return std::nullopt;
+  return active(tenancy.authenticate(*presented));
+}
+
+}  // namespace kvgate::serving

@@ -1,0 +1,27 @@
+// The bearer credentials a route may take, checked once here for every
+// route: a tenant's API key ("kvg-...", resolved by tenancy) or the admin
+// token ("kvga-..."). Errors are OpenAI-shaped ApiErrors: 401 for a missing
+// or unknown credential, 403 for one that is valid but not enough.
+//
+// Any thread (tenancy's lookups and the token are thread-safe).
+#pragma once
+
+#include <optional>
+
+#include "gateway/server/http_request.h"
+#include "gateway/serving/admin_token.h"
+#include "tenancy/tenancy.h"
+
+namespace kvgate::serving {
+
+// An active tenant's key. Suspended tenants get 403.
+tenancy::Principal require_tenant(const server::HttpRequest& req, tenancy::Tenancy& tenancy);
+
+// The admin token; a tenant key gets 403 like any other wrong credential.
+void require_admin(const server::HttpRequest& req, const AdminToken& token);
+
+// The admin token (nullopt) or an active tenant's key (that tenant).
+std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequest& req, const AdminToken& token,
+                                                          tenancy::Tenancy& tenancy);
+
+}  // namespace kvgate::serving

@@ -1,0 +1,49 @@
+// MetricsApi: the observability routes (docs/metrics.md).
+//
+//   GET /metrics          the Prometheus exposition; the admin token on the
+//                         API listener, nothing on the metrics listener
+//   GET /dashboard/data   the dashboard's JSON: every tenant and the server
+//                         for the admin token, one tenant's own figures for
+//                         its API key
+//
+// Both read the engine's state (ServingMetrics::collect waits for a step
+// boundary), so they answer from the DurableQueue's threads, never from the
+// I/O thread that received them.
+#pragma once
+
+#include "engine/sched/engine.h"
+#include "gateway/server/handler.h"
+#include "gateway/server/http_request.h"
+#include "gateway/server/reply.h"
+#include "gateway/serving/admin_token.h"
+#include "gateway/serving/durable_queue.h"
+#include "gateway/serving/serving_metrics.h"
+#include "tenancy/tenancy.h"
+
+namespace kvgate::serving {
+
+class MetricsApi {
+ public:
+  MetricsApi(Engine& engine, ServingMetrics& metrics, tenancy::Tenancy& tenancy, DurableQueue& work,
+             const AdminToken& token)
+      : engine_(engine), metrics_(metrics), tenancy_(tenancy), work_(work), token_(token) {}
+
+  // On the API listener. Throw openai::ApiError for a wrong credential.
+  void metrics(const server::HttpRequest& req, server::Reply reply);
+  void dashboard_data(const server::HttpRequest& req, server::Reply reply);
+
+  // The handler of the separate metrics listener: GET /metrics without a
+  // token, GET /health, 404 for anything else.
+  server::Handler open_listener();
+
+ private:
+  void send_exposition(server::Reply reply);
+
+  Engine& engine_;
+  ServingMetrics& metrics_;
+  tenancy::Tenancy& tenancy_;
+  DurableQueue& work_;
+  const AdminToken& token_;
+};
+
+}  // namespace kvgate::serving
