@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <limits>
+
 #include <memory>
 #include <string>
 
@@ -199,6 +204,74 @@ TEST_F(PipelineTest, AFullEngineIsBusyAndTheQuotaSlotIsGivenBack) {
   }
   EXPECT_EQ(engine_->available_blocks(), engine_->num_blocks());
   EXPECT_TRUE(run(request(acme, "Once", 2)).recorded);
+}
+
+// The metrics move exactly as requests run: by the numbers each client was
+// told and each ledger record holds, never by estimates.
+TEST_F(PipelineTest, MetricsMoveByEachRequestsOwnUsage) {
+  const auto acme = tenant("acme");
+  const auto other = tenant("other");
+  auto row = [&](const std::string& id) {
+    metrics_.collect(*engine_);
+    const boost::json::object d = metrics_.dashboard(id);
+    const boost::json::array& rows = d.at("tenants").as_array();
+    EXPECT_EQ(rows.size(), 1u) << "a tenant's view holds its own row alone";
+    return rows.empty() ? boost::json::object{} : rows[0].as_object();
+  };
+  auto u64 = [](const boost::json::value& v) { return v.to_number<uint64_t>(); };
+  auto micros = [](const boost::json::value& v) { return static_cast<uint64_t>(std::llround(v.to_number<double>() * 1e6)); };
+
+  const Served first = run(request(acme, long_prompt_, 4));
+  boost::json::object a = row("acme");
+  EXPECT_EQ(u64(a["requests"]), 1u);
+  EXPECT_EQ(u64(a["prompt_tokens"]), first.usage.prompt_tokens);
+  EXPECT_EQ(u64(a["cached_tokens"].at("device")), 0u);
+  EXPECT_EQ(u64(a["fresh_prefill_tokens"]), first.usage.fresh_prefill);
+  EXPECT_EQ(u64(a["output_tokens"]), first.usage.output_tokens);
+
+  const Served second = run(request(acme, long_prompt_, 4));
+  ASSERT_GT(second.usage.cached_device, 0u);
+  a = row("acme");
+  EXPECT_EQ(u64(a["cached_tokens"].at("device")), second.usage.cached_device) << "raised by its cached_tokens";
+  EXPECT_EQ(u64(a["prompt_tokens"]), first.usage.prompt_tokens + second.usage.prompt_tokens);
+  EXPECT_EQ(u64(a["prefix_cache_hits_tokens"]), second.usage.cached()) << "the engine's hits are the billed cached tokens";
+  EXPECT_EQ(u64(a["prefix_cache_queries_tokens"]), first.usage.prompt_tokens + second.usage.prompt_tokens);
+  EXPECT_EQ(micros(a["cost_usd"]), first.cost_micros + second.cost_micros);
+  EXPECT_GT(micros(a["cost_without_cache_usd"]), micros(a["cost_usd"])) << "the cached tokens saved something";
+
+  const Served theirs = run(request(other, long_prompt_, 4));
+  EXPECT_EQ(theirs.usage.cached(), 0u);
+  boost::json::object o = row("other");
+  EXPECT_EQ(u64(o["requests"]), 1u);
+  EXPECT_EQ(u64(o["cached_tokens"].at("device")), 0u);
+
+  // The sum of the tenants' cost is the ledger's.
+  uint64_t ledger = 0, exported = 0;
+  for (const std::string id : {"acme", "other"}) {
+    ledger += tenancy_->ledger().usage(id, 0, std::numeric_limits<int64_t>::max()).cost_micros;
+    exported += micros(row(id)["cost_usd"]);
+  }
+  EXPECT_EQ(exported, ledger);
+
+  const boost::json::object all = metrics_.dashboard(std::nullopt);
+  EXPECT_EQ(all.at("tenants").as_array().size(), 2u);
+  EXPECT_EQ(all.at("latency").at("ttft_s").at("count").to_number<uint64_t>(), 3u);
+  EXPECT_EQ(all.at("kv").at(0).at("blocks_in_use").to_number<int64_t>(), 0) << "nothing in flight";
+}
+
+TEST_F(PipelineTest, MetricsCountARefusalOnceByItsLimitAndNothingElse) {
+  const auto tight = tenant("tight", {.requests_per_minute = 1});
+  run(request(tight, "Once upon a time", 2));
+  auto over = pipeline_->start(request(tight, "Once upon a time", 2), std::make_shared<RecordingSink>());
+  ASSERT_TRUE(std::holds_alternative<NotStarted>(over));
+  const boost::json::object d = metrics_.dashboard("tight");
+  const boost::json::object& row = d.at("tenants").at(0).as_object();
+  EXPECT_EQ(row.at("quota_refusals").at("requests").to_number<uint64_t>(), 1u);
+  EXPECT_EQ(row.at("quota_refusals").at("tokens").to_number<uint64_t>(), 0u);
+  EXPECT_EQ(row.at("requests").to_number<uint64_t>(), 1u) << "the refused request is not a request the engine ran";
+  const std::string text = metrics_.exposition();
+  EXPECT_NE(text.find("kvgate_quota_refusals_total{tenant=\"tight\",limit=\"requests\"} 1\n"), std::string::npos)
+      << text;
 }
 
 }  // namespace
