@@ -245,6 +245,14 @@ TEST(ConfigErrors, CertWithoutKeyAndKeyWithoutCert) {
   EXPECT_HAS(error_of("[tls]\nkey_file = \"k.pem\"\n"), "kvgate.toml:2:12: tls.key_file is set but tls.cert_file is not");
 }
 
+TEST(ConfigErrors, TheMetricsListenerIsAnAddressOfItsOwn) {
+  EXPECT_HAS(error_of("[metrics]\nlisten = \"localhost\"\n"), "kvgate.toml:2:10: metrics.listen must be host:port");
+  EXPECT_HAS(error_of("[server]\nlisten = \"127.0.0.1:9000\"\n[metrics]\nlisten = \"127.0.0.1:9000\"\n"),
+             "metrics.listen is the address of another listener (127.0.0.1:9000)");
+  EXPECT_EQ(parse_config("[metrics]\nlisten = \"127.0.0.1:9464\"\n", "x").metrics.listen, "127.0.0.1:9464");
+  EXPECT_EQ(parse_config("", "x").metrics.listen, "");  // default: on the API listener, behind the admin token
+}
+
 TEST(ConfigErrors, PlainAndTlsListenersNeedTheirOwnPorts) {
   EXPECT_HAS(error_of("[server]\nlisten = \"127.0.0.1:9000\"\nplain_http = true\nplain_listen = \"127.0.0.1:9000\"\n"),
              "kvgate.toml:4:16: server.plain_listen is the same address as server.listen (127.0.0.1:9000)");
