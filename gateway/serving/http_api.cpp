@@ -15,6 +15,7 @@
 #include "gateway/openai/model_list.h"
 #include "gateway/openai/response_meta.h"
 #include "gateway/serving/credentials.h"
+#include "gateway/serving/dashboard_page.h"
 #include "gateway/serving/hex_text.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/reply_sinks.h"
@@ -116,6 +117,11 @@ void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const 
   if (path == "/metrics") {
     only("GET");
     return metrics_.metrics(req, reply);
+  }
+  if (path == "/dashboard") {  // the page holds no data: no credential needed
+    only("GET");
+    reply.send(200, dashboard_headers(), std::string(dashboard_page()));
+    return;
   }
   if (path == "/dashboard/data") {
     only("GET");
