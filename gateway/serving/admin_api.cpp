@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "gateway/serving/credentials.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/tenant_identity.h"
+#include "gateway/serving/usage_report.h"
 #include "tenancy/error.h"
 
 namespace kvgate::serving {
@@ -181,6 +183,7 @@ void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
     read_quotas(f, n.quotas);
     return send_json(reply, 201, tenant_json(tenancy_.tenants().create(n)));
   }
+  if (p.size() == 3 && p[1] == "tenants" && m == "GET") return send_json(reply, 200, tenant_json(tenancy_.tenants().get(p[2])));
   if (p.size() == 3 && p[1] == "tenants" && m == "PATCH") {
     tenancy::Tenant t = tenancy_.tenants().get(p[2]);
     const json::object o = body();
@@ -211,6 +214,37 @@ void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
   if (p.size() == 5 && p[1] == "tenants" && p[3] == "keys" && m == "DELETE") {
     tenancy_.keys().revoke(p[2], p[4]);
     return send_json(reply, 200, {{"key_id", p[4]}, {"revoked", true}});
+  }
+  if (p.size() == 6 && p[1] == "tenants" && p[3] == "keys" && p[5] == "rotate" && m == "POST") {
+    const tenancy::IssuedKey k = tenancy_.keys().rotate(p[2], p[4]);
+    json::object out = key_json(k.info);
+    out["api_key"] = k.plaintext;  // shown once
+    out["replaces"] = p[4];
+    return send_json(reply, 201, out);
+  }
+  if (p.size() == 2 && p[1] == "usage" && m == "GET") {
+    const std::optional<std::string_view> tenant = query_value(req.target, "tenant");
+    if (!tenant || tenant->empty()) throw openai::missing_parameter("tenant");
+    const std::string id(*tenant);
+    (void)tenancy_.tenants().get(id);  // 404 for an unknown tenant, not an empty report
+    const UsagePeriod period = usage_period(req.target);
+    const std::optional<std::string_view> format = query_value(req.target, "format");
+    if (format && *format == "csv") {
+      std::ostringstream csv;
+      tenancy_.ledger().export_csv(id, period.start_ns(), period.end_ns(), csv);
+      reply.send(200, {{"Content-Type", "text/csv; charset=utf-8"}}, std::move(csv).str());
+      return;
+    }
+    if (format && *format != "json") throw openai::invalid_value("format", "must be \"json\" or \"csv\"");
+    json::object out = usage_json(id, period, tenancy_.ledger().usage(id, period.start_ns(), period.end_ns()));
+    json::array days;
+    for (const tenancy::DailyUsage& d : tenancy_.ledger().usage_by_day(id, period.start_ns(), period.end_ns())) {
+      json::object day{{"date", d.date}};
+      for (auto& kv : usage_totals_json(d.totals)) day.insert(kv);
+      days.push_back(std::move(day));
+    }
+    out["by_day"] = std::move(days);
+    return send_json(reply, 200, out);
   }
   if (p.size() == 2 && p[1] == "plans" && m == "GET") {
     json::array out;

@@ -4,7 +4,6 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 
@@ -19,6 +18,7 @@
 #include "gateway/serving/hex_text.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/reply_sinks.h"
+#include "gateway/serving/usage_report.h"
 #include "tenancy/random_bytes.h"
 
 namespace kvgate::serving {
@@ -44,25 +44,6 @@ HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
   add_window(h, "requests", st.requests);
   add_window(h, "tokens", st.tokens);
   return h;
-}
-
-std::optional<int64_t> query_int(std::string_view target, std::string_view name) {
-  const size_t q = target.find('?');
-  if (q == std::string_view::npos) return std::nullopt;
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const std::string_view pair = rest.substr(0, rest.find('&'));
-    rest = pair.size() < rest.size() ? rest.substr(pair.size() + 1) : std::string_view{};
-    if (pair.starts_with(name) && pair.size() > name.size() && pair[name.size()] == '=') {
-      const std::string_view v = pair.substr(name.size() + 1);
-      int64_t out = 0;
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-      if (ec != std::errc() || end != v.data() + v.size())
-        throw openai::invalid_value(name, "expected a whole number of seconds since the Unix epoch");
-      return out;
-    }
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -138,24 +119,9 @@ void HttpApi::models(const server::HttpRequest& req, server::Reply& reply) const
 
 void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const {
   const tenancy::Principal who = require_tenant(req, tenancy_);
-  const int64_t end = query_int(req.target, "end_time").value_or(unix_now() + 1);
-  const int64_t start = query_int(req.target, "start_time").value_or(end - 30 * 86400);
-  if (start > end) throw openai::invalid_value("start_time", "must not be after end_time");
-  constexpr int64_t kNs = 1'000'000'000;
-  const tenancy::UsageTotals u = tenancy_.ledger().usage(who.tenant.id, start * kNs, end * kNs);
+  const UsagePeriod period = usage_period(req.target);
   send_json(reply, 200,
-            {{"object", "usage"},
-             {"tenant", who.tenant.id},
-             {"start_time", start},
-             {"end_time", end},
-             {"requests", u.requests},
-             {"prompt_tokens", u.tokens.prompt_tokens},
-             {"cached_tokens", u.tokens.cached()},
-             {"fresh_prefill_tokens", u.tokens.fresh_prefill},
-             {"cache_written_tokens", u.tokens.cache_written},
-             {"completion_tokens", u.tokens.output_tokens},
-             {"cost_micros", u.cost_micros},
-             {"currency", "USD"}});
+            usage_json(who.tenant.id, period, tenancy_.ledger().usage(who.tenant.id, period.start_ns(), period.end_ns())));
 }
 
 void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {

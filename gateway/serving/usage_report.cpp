@@ -1,0 +1,70 @@
+#include "gateway/serving/usage_report.h"
+
+#include <charconv>
+#include <chrono>
+#include <limits>
+
+#include "gateway/openai/api_error.h"
+
+namespace kvgate::serving {
+namespace {
+
+std::optional<int64_t> query_seconds(std::string_view target, std::string_view name) {
+  const std::optional<std::string_view> v = query_value(target, name);
+  if (!v) return std::nullopt;
+  int64_t out = 0;
+  const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || end != v->data() + v->size())
+    throw openai::invalid_value(name, "expected a whole number of seconds since the Unix epoch");
+  return out;
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::optional<std::string_view> query_value(std::string_view target, std::string_view name) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const std::string_view pair = rest.substr(0, rest.find('&'));
+    rest = pair.size() < rest.size() ? rest.substr(pair.size() + 1) : std::string_view{};
+    if (pair.starts_with(name) && pair.size() > name.size() && pair[name.size()] == '=')
+      return pair.substr(name.size() + 1);
+  }
+  return std::nullopt;
+}
+
+UsagePeriod usage_period(std::string_view target) {
+  UsagePeriod p;
+  p.end = query_seconds(target, "end_time").value_or(unix_now() + 1);
+  p.start = query_seconds(target, "start_time").value_or(p.end - 30 * 86400);
+  if (p.start > p.end) throw openai::invalid_value("start_time", "must not be after end_time");
+  // Nanoseconds must not overflow: the ledger keys are int64 ns.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 1'000'000'000;
+  if (p.start < 0 || p.end > kMax) throw openai::invalid_value(p.start < 0 ? "start_time" : "end_time", "is out of range");
+  return p;
+}
+
+boost::json::object usage_totals_json(const tenancy::UsageTotals& u) {
+  return {{"requests", u.requests},
+          {"prompt_tokens", u.tokens.prompt_tokens},
+          {"cached_tokens", u.tokens.cached()},
+          {"fresh_prefill_tokens", u.tokens.fresh_prefill},
+          {"cache_written_tokens", u.tokens.cache_written},
+          {"completion_tokens", u.tokens.output_tokens},
+          {"cost_micros", u.cost_micros},
+          {"currency", "USD"}};
+}
+
+boost::json::object usage_json(std::string_view tenant, const UsagePeriod& p, const tenancy::UsageTotals& u) {
+  boost::json::object o{{"object", "usage"}, {"tenant", tenant}, {"start_time", p.start}, {"end_time", p.end}};
+  for (auto& kv : usage_totals_json(u)) o.insert(kv);
+  return o;
+}
+
+}  // namespace kvgate::serving
