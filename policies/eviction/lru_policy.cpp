@@ -33,6 +33,12 @@ class LruPolicy final : public EvictionPolicy {
     return head_;
   }
   int64_t candidates() const override { return count_; }
+  std::vector<EntryId> eviction_order() const override {
+    std::vector<EntryId> out;
+    out.reserve(static_cast<size_t>(count_));
+    for (EntryId e = head_; e != kNone; e = next_[e]) out.push_back(e);
+    return out;
+  }
 
  private:
   static constexpr EntryId kNone = -1;
