@@ -1,0 +1,171 @@
+// cache stats [--tenant ID] [--tier T] | evict TENANT | flush TENANT | pin TENANT ...
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "ops/kvgatectl/cli_error.h"
+#include "ops/kvgatectl/commands.h"
+#include "ops/kvgatectl/output.h"
+
+namespace kvgatectl {
+namespace {
+
+namespace json = boost::json;
+
+std::string cache_path(const std::string& tenant, const char* what) {
+  return "/admin/tenants/" + path_segment(tenant) + "/cache/" + what;
+}
+
+std::string percent(int64_t part, int64_t whole) {
+  if (whole <= 0) return "-";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << 100.0 * static_cast<double>(part) / static_cast<double>(whole) << '%';
+  return s.str();
+}
+
+// "1 2 3" or "1,2,3" -> [1,2,3].
+json::array token_ids(const std::string& text) {
+  json::array ids;
+  std::string t = text;
+  for (char& c : t)
+    if (c == ',') c = ' ';
+  std::istringstream in(t);
+  std::string w;
+  while (in >> w) {
+    bool digits = !w.empty() && w.size() <= 10;
+    for (char c : w) digits = digits && c >= '0' && c <= '9';
+    if (!digits) throw usage_error("--tokens: '" + w + "' is not a token id");
+    ids.push_back(static_cast<int64_t>(std::stoll(w)));
+  }
+  if (ids.empty()) throw usage_error("--tokens: no token ids");
+  return ids;
+}
+
+void add_stats(CLI::App& g, Context& ctx) {
+  struct Args {
+    std::string tenant, tier;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* c = g.add_subcommand("stats", "the KV cache: blocks per tier, and per tenant hits, blocks and pins");
+  c->add_option("--tenant", a->tenant, "only this tenant's row");
+  c->add_option("--tier", a->tier, "only this tier's row (device, host, disk)");
+  c->callback([&ctx, a] {
+    json::value v = ctx.admin().get("/admin/cache");
+    json::object& o = v.as_object();
+    // Filters apply to the JSON too, so a script sees what a person sees.
+    if (!a->tenant.empty()) {
+      json::array kept;
+      for (const json::value& e : array_at(o, "tenants"))
+        if (cell(e.as_object(), "tenant") == a->tenant) kept.push_back(e);
+      if (kept.empty())
+        throw refused("tenant '" + a->tenant + "' has no cache counters (unknown, or it never sent a request)");
+      o["tenants"] = std::move(kept);
+    }
+    if (!a->tier.empty()) {
+      json::array kept;
+      for (const json::value& e : array_at(o, "tiers"))
+        if (cell(e.as_object(), "tier") == a->tier) kept.push_back(e);
+      if (kept.empty()) throw refused("the server has no cache tier '" + a->tier + "'");
+      o["tiers"] = std::move(kept);
+    }
+    if (ctx.json()) return print_json(std::cout, v);
+
+    Fields summary;
+    for (const auto& m : o)
+      if (!m.value().is_array() && !m.value().is_object()) summary.emplace_back(std::string(m.key()), cell(&m.value()));
+    print_fields(std::cout, summary);
+
+    if (const json::array& tiers = array_at(o, "tiers"); !tiers.empty()) {
+      std::cout << '\n';
+      std::vector<std::string> cols;
+      for (const auto& m : tiers.front().as_object()) cols.push_back(std::string(m.key()));
+      std::vector<std::string> headers;
+      for (const std::string& k : cols) headers.push_back(k == "tier" ? "TIER" : k);
+      Table t(headers);
+      for (const json::value& e : tiers) {
+        std::vector<std::string> row;
+        for (const std::string& k : cols) row.push_back(cell(e.as_object(), k));
+        t.add(std::move(row));
+      }
+      t.print(std::cout);
+    }
+
+    std::cout << '\n';
+    Table t({"TENANT", "HIT_RATE", "QUERY_TOKENS", "HIT_TOKENS", "IN_USE", "CACHED", "STORED", "PINNED", "EVICTIONS"});
+    for (const json::value& e : array_at(o, "tenants")) {
+      const json::object& r = e.as_object();
+      t.add({r.contains("tenant") ? cell(r, "tenant") : cell(r, "label"),
+             percent(integer(r, "hit_tokens"), integer(r, "query_tokens")), cell(r, "query_tokens"),
+             cell(r, "hit_tokens"), cell(r, "blocks_in_use"), cell(r, "blocks_cached_free"), cell(r, "blocks_stored"),
+             cell(r, "pinned_blocks"), cell(r, "evictions")});
+    }
+    t.print(std::cout);
+  });
+}
+
+void add_evict(CLI::App& g, Context& ctx, const char* name, bool pins, const char* help) {
+  auto tenant = std::make_shared<std::string>();
+  CLI::App* c = g.add_subcommand(name, help);
+  c->add_option("tenant", *tenant, "tenant id")->required();
+  c->callback([&ctx, tenant, pins] {
+    const json::value v = ctx.admin().post(cache_path(*tenant, "evict"), json::object{{"pins", pins}});
+    if (ctx.json()) return print_json(std::cout, v);
+    print_fields(std::cout, flatten(v.as_object()));
+  });
+}
+
+void add_pin(CLI::App& g, Context& ctx) {
+  struct Args {
+    std::string tenant, prompt, prompt_file, tokens;
+    int64_t ttl_s = 300;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* c = g.add_subcommand(
+      "pin", "prefill a prompt prefix into the tenant's cache and keep it there (not evicted) for the TTL");
+  c->add_option("tenant", a->tenant, "tenant id")->required();
+  auto* text = c->add_option("--prompt", a->prompt, "the prefix as text (tokenized as /v1/completions does)");
+  auto* file = c->add_option("--prompt-file", a->prompt_file, "the prefix as text, read from a file")->type_name("FILE");
+  auto* ids = c->add_option("--tokens", a->tokens, "the prefix as token ids, \"1,2,3\" or \"1 2 3\"")->type_name("IDS");
+  text->excludes(file)->excludes(ids);
+  file->excludes(ids);
+  c->add_option("--ttl", a->ttl_s, "seconds to keep it pinned: 300 or 3600")->type_name("SECONDS")->capture_default_str();
+  c->callback([&ctx, a] {
+    json::object body{{"ttl_s", a->ttl_s}};
+    if (!a->tokens.empty()) {
+      body["prompt"] = token_ids(a->tokens);
+    } else if (!a->prompt_file.empty()) {
+      std::ifstream in(a->prompt_file, std::ios::binary);
+      if (!in) throw usage_error("--prompt-file " + a->prompt_file + ": cannot read it");
+      std::ostringstream s;
+      s << in.rdbuf();
+      body["prompt"] = s.str();
+    } else if (!a->prompt.empty()) {
+      body["prompt"] = a->prompt;
+    } else {
+      throw usage_error("cache pin: give the prefix with --prompt, --prompt-file or --tokens");
+    }
+    const json::value v = ctx.admin().post(cache_path(a->tenant, "pins"), body);
+    if (ctx.json()) return print_json(std::cout, v);
+    print_fields(std::cout, flatten(v.as_object()));
+  });
+}
+
+}  // namespace
+
+void add_cache(CLI::App& app, Context& ctx) {
+  CLI::App* g = app.add_subcommand("cache", "KV cache statistics; evict or flush a tenant's blocks; pin a prefix");
+  g->require_subcommand(1);
+  add_stats(*g, ctx);
+  add_evict(*g, ctx, "evict", false,
+            "drop a tenant's cached blocks no request is using; its pinned prefixes stay");
+  add_evict(*g, ctx, "flush", true,
+            "drop a tenant's cached blocks no request is using and its pins: its next request misses");
+  add_pin(*g, ctx);
+}
+
+}  // namespace kvgatectl
