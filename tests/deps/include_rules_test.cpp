@@ -9,6 +9,7 @@
 //   engine/    engine/, cache/, policies/
 //   kernels/   kernels/, the Backend seam headers, cache/ids.h
 //   gateway/   anything but tests/
+//   ops/       ops/ only (kvgatectl is a client of the HTTP API)
 //   nothing    includes tests/
 // and inside engine/:
 //   the seam headers include only each other, cache/ids.h and cache/hash128.h
@@ -36,7 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kModules = {"policies", "cache", "tenancy", "engine", "kernels", "gateway"};
+const std::vector<std::string> kModules = {"policies", "cache", "tenancy", "engine", "kernels", "gateway", "ops"};
 
 // The Backend seam: the only engine/ headers kernels/ may see.
 const std::set<std::string> kSeamHeaders = {"engine/backend.h", "engine/batch.h", "engine/model_config.h",
@@ -58,6 +59,7 @@ std::optional<std::string> why_forbidden(const std::string& file, const std::str
   if (from == "policies" && !in({"policies"})) return "policies/ uses nothing of ours";
   if (from == "cache" && !in({"cache", "policies"})) return "cache/ may use only policies/";
   if (from == "tenancy" && !in({"tenancy"})) return "tenancy/ uses nothing of ours";
+  if (from == "ops" && !in({"ops"})) return "ops/ (kvgatectl) is a client of the HTTP API: it uses nothing of ours";
   if (from == "engine" && !in({"engine", "cache", "policies"})) return "engine/ may use only cache/ and policies/";
   if (from == "kernels" && !in({"kernels"}) && !kSeamHeaders.count(target) && target != "cache/ids.h")
     return "kernels/ may see only the Backend seam headers and cache/ids.h";
@@ -209,6 +211,8 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"tenancy/x.cpp", "tenancy/ledger.h", true},
       {"tenancy/x.cpp", "cache/ids.h", false},
       {"tenancy/x.cpp", "engine/request.h", false},
+      {"ops/kvgatectl/x.cpp", "ops/kvgatectl/output.h", true},
+      {"ops/kvgatectl/x.cpp", "gateway/openai/api_error.h", false},
       {"engine/sched/x.cpp", "cache/block_pool.h", true},
       {"engine/sched/x.cpp", "engine/cpu/cpu_backend.h", true},
       {"engine/request.h", "cache/block_hash.h", true},
