@@ -23,6 +23,8 @@
 // evicted: evict_victim() refuses a victim that is not cached-free, whatever
 // the policy says. Per-tenant counters sum to the pool's; a block is charged
 // to the tenant that allocated it (its owner), whichever tenants share it.
+// A pinned block is cached and holds exactly one reference for its pin; the
+// per-tenant pin counts sum to the pins.
 //
 // Thread ownership: the engine thread that owns the pool; no locks.
 #include "cache/block_pool.h"
@@ -129,7 +131,11 @@ BlockId BlockPool::evict_victim() {
   if (!v || *v < 0 || static_cast<size_t>(*v) >= blocks_.size() || !blocks_[*v].cached || blocks_[*v].refs != 0)
     throw std::logic_error(std::string("eviction policy '") + std::string(policy_->name()) +
                            "' named a victim that is not an unreferenced cached block");
-  const BlockId b = *v;
+  drop_cached(*v);
+  return *v;
+}
+
+void BlockPool::drop_cached(BlockId b) {
   Block& blk = blocks_[b];
   emit(BlockEventKind::kRemoved, b);
   index_.erase(blk.key.hash);
@@ -138,8 +144,123 @@ BlockId BlockPool::evict_victim() {
   --n_cached_free_;
   TenantCacheStats& s = tenant_stats(blk.owner);
   --s.blocks_cached_free;
+  --s.blocks_cached;
   ++s.evictions;
-  return b;
+}
+
+int32_t BlockPool::unpinned_among(std::span<const BlockId> blocks) const {
+  int32_t n = 0;
+  for (BlockId b : blocks) n += at(b).cached && !pins_.contains(b);
+  return n;
+}
+
+int32_t BlockPool::pin(std::span<const BlockId> blocks, TenantId tenant, Clock::duration ttl, Clock::time_point now) {
+  int32_t added = 0;
+  for (BlockId b : blocks) {
+    if (!at(b).cached) continue;
+    auto [it, fresh] = pins_.try_emplace(b, Pin{tenant, ttl, now + ttl});
+    if (fresh) {
+      reference_cached(b);  // the pin's own reference
+      ++pinned_by_[tenant];
+      ++tenant_stats(tenant).blocks_pinned;
+      ++added;
+    } else {
+      it->second.ttl = std::max(it->second.ttl, ttl);
+      it->second.until = std::max(it->second.until, now + ttl);
+    }
+    next_expiry_ = std::min(next_expiry_, it->second.until);
+  }
+  debug_check();
+  return added;
+}
+
+void BlockPool::refresh_pins(std::span<const BlockId> hits, Clock::time_point now) {
+  if (pins_.empty()) return;
+  for (BlockId b : hits)
+    if (auto it = pins_.find(b); it != pins_.end()) it->second.until = std::max(it->second.until, now + it->second.ttl);
+}
+
+void BlockPool::unpin(BlockId b) {
+  auto it = pins_.find(b);
+  const TenantId tenant = it->second.tenant;
+  pins_.erase(it);
+  if (--pinned_by_[tenant] == 0) pinned_by_.erase(tenant);
+  --tenant_stats(tenant).blocks_pinned;
+  const BlockId one[] = {b};
+  release(one);
+}
+
+int32_t BlockPool::expire_pins(Clock::time_point now) {
+  if (now < next_expiry_) return 0;
+  std::vector<BlockId> due;
+  next_expiry_ = Clock::time_point::max();
+  for (const auto& [b, p] : pins_) {
+    if (p.until <= now) due.push_back(b);
+    else next_expiry_ = std::min(next_expiry_, p.until);
+  }
+  for (BlockId b : due) unpin(b);
+  return static_cast<int32_t>(due.size());
+}
+
+int32_t BlockPool::pinned_blocks(TenantId tenant) const {
+  const auto it = pinned_by_.find(tenant);
+  return it == pinned_by_.end() ? 0 : it->second;
+}
+
+int64_t BlockPool::cached_blocks(TenantId owner) const {
+  const auto it = tenants_.find(owner);
+  return it == tenants_.end() ? 0 : it->second.blocks_cached;
+}
+
+bool BlockPool::evict_one_of(TenantId owner) {
+  for (policies::EntryId e : policy_->eviction_order()) {
+    const Block& blk = blocks_[e];
+    if (blk.owner != owner || !blk.cached || blk.refs != 0) continue;
+    drop_cached(e);
+    free_list_.push_back(e);
+    debug_check();
+    return true;
+  }
+  return false;
+}
+
+BlockPool::TenantEviction BlockPool::evict_tenant(TenantId tenant, bool pins) {
+  TenantEviction out;
+  if (pins) {
+    std::vector<BlockId> mine;
+    for (const auto& [b, p] : pins_)
+      if (p.tenant == tenant) mine.push_back(b);
+    for (BlockId b : mine) unpin(b);
+    out.unpinned = static_cast<int32_t>(mine.size());
+  }
+  for (BlockId b = 0; b < num_blocks(); ++b) {
+    const Block& blk = blocks_[b];
+    if (blk.owner != tenant || !blk.cached || blk.refs != 0) continue;
+    drop_cached(b);
+    free_list_.push_back(b);
+    ++out.evicted;
+  }
+  debug_check();
+  return out;
+}
+
+void BlockPool::set_policy(std::unique_ptr<policies::EvictionPolicy> next) {
+  if (!next) throw std::invalid_argument("BlockPool::set_policy: null policy");
+  // Referenced cached blocks first (not candidates), then the candidates in
+  // the order the old policy would have evicted them: each is inserted and
+  // released, the next victim first, so an order-keeping policy (LRU) ends
+  // up with the same order.
+  for (const auto& [hash, b] : index_) {
+    const Block& blk = blocks_[b];
+    if (blk.refs > 0) next->on_insert(b, {blk.key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
+  }
+  for (policies::EntryId e : policy_->eviction_order()) {
+    const Block& blk = blocks_[e];
+    next->on_insert(e, {blk.key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
+    next->on_release(e);
+  }
+  policy_ = std::move(next);
+  debug_check();
 }
 
 bool BlockPool::commit(BlockId b, const BlockKey& key, std::span<const TokenId> tokens) {
@@ -152,6 +273,7 @@ bool BlockPool::commit(BlockId b, const BlockKey& key, std::span<const TokenId> 
   blk.key = key;
   std::ranges::copy(tokens, tokens_.begin() + static_cast<ptrdiff_t>(b) * block_size_);
   ++tenant_stats(blk.owner).blocks_stored;
+  ++tenant_stats(blk.owner).blocks_cached;
   policy_->on_insert(b, {key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
   emit(BlockEventKind::kStored, b);
   debug_check();
@@ -189,6 +311,7 @@ CacheStats BlockPool::stats() const {
   st.blocks_in_use = n_in_use_;
   st.blocks_cached_free = n_cached_free_;
   st.blocks_free = static_cast<int32_t>(free_list_.size());
+  st.blocks_pinned = pinned_blocks();
   st.tenants.assign(tenants_.begin(), tenants_.end());
   std::ranges::sort(st.tenants, {}, &std::pair<TenantId, TenantCacheStats>::first);
   for (const auto& [id, s] : st.tenants) {
@@ -198,6 +321,8 @@ CacheStats BlockPool::stats() const {
     st.all.blocks_cached_free += s.blocks_cached_free;
     st.all.blocks_stored += s.blocks_stored;
     st.all.evictions += s.evictions;
+    st.all.blocks_pinned += s.blocks_pinned;
+    st.all.blocks_cached += s.blocks_cached;
   }
   return st;
 }
@@ -226,6 +351,7 @@ void BlockPool::check_invariants() const {
   }
   int32_t in_use = 0, cached_free = 0, cached = 0;
   std::unordered_map<TenantId, std::pair<int64_t, int64_t>> per_tenant;  // in use, cached free
+  std::unordered_map<TenantId, int64_t> cached_per;
   for (BlockId b = 0; b < n; ++b) {
     const Block& blk = blocks_[b];
     const std::string who = "block " + std::to_string(b) + ": ";
@@ -235,6 +361,7 @@ void BlockPool::check_invariants() const {
     if (blk.refs > 0) ++in_use, ++per_tenant[blk.owner].first;
     if (blk.cached) {
       ++cached;
+      ++cached_per[blk.owner];
       auto it = index_.find(blk.key.hash);
       if (it == index_.end() || it->second != b) broken(who + "cached but not indexed under its hash");
       if (blk.refs == 0) ++cached_free, ++per_tenant[blk.owner].second;
@@ -254,6 +381,17 @@ void BlockPool::check_invariants() const {
   }
   for (const auto& [tenant, counts] : per_tenant)
     if (!tenants_.contains(tenant)) broken("a tenant holds blocks but has no counters");
+  for (const auto& [tenant, s] : tenants_)
+    if (s.blocks_cached != (cached_per.contains(tenant) ? cached_per.at(tenant) : 0)) broken("per-tenant cached counts drifted");
+  std::unordered_map<TenantId, int32_t> pins_per;
+  for (const auto& [b, p] : pins_) {
+    if (b < 0 || b >= n || !blocks_[b].cached || blocks_[b].refs < 1)
+      broken("block " + std::to_string(b) + " is pinned but not a referenced cached block");
+    ++pins_per[p.tenant];
+  }
+  if (pins_per != pinned_by_) broken("per-tenant pin counts drifted");
+  for (const auto& [tenant, s] : tenants_)
+    if (s.blocks_pinned != (pins_per.contains(tenant) ? pins_per.at(tenant) : 0)) broken("per-tenant pinned counters drifted");
 }
 
 }  // namespace kvgate::cache

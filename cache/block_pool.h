@@ -8,10 +8,20 @@
 // of them, tail first, when it ends. Released cached blocks stay cached until
 // the eviction policy gives them up to an allocate().
 //
+// Pins: a pinned block holds one reference of its own until its expiry
+// (refreshed by every hit), so no policy can take it; expire_pins() drops
+// the reference and it is an ordinary cached block again. Pins are counted
+// per pinning tenant, for its cache quota.
+//
+// The policy can be replaced at run time (set_policy): every cached block
+// stays cached and the new policy learns them in the old one's order.
+//
 // Thread ownership: one thread (the engine loop) owns a pool; no locks.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -84,6 +94,38 @@ class BlockPool {
   // The engine's count of prompt tokens looked up and served from the cache.
   void record_query(TenantId tenant, int64_t query_tokens, int64_t hit_tokens);
 
+  // --- Pins -------------------------------------------------------------
+  using Clock = std::chrono::steady_clock;
+  // Pins each of `blocks` (cached ones; a private block cannot be pinned)
+  // for `tenant` until now + ttl; a block already pinned keeps the later
+  // expiry and the longer ttl. Returns how many blocks were newly pinned.
+  int32_t pin(std::span<const BlockId> blocks, TenantId tenant, Clock::duration ttl, Clock::time_point now);
+  // Blocks `pin` would newly pin (not pinned yet and cached), for a quota check first.
+  int32_t unpinned_among(std::span<const BlockId> blocks) const;
+  // A hit on a pinned block pushes its expiry to now + its ttl.
+  void refresh_pins(std::span<const BlockId> hits, Clock::time_point now);
+  // Unpins what has expired; returns how many.
+  int32_t expire_pins(Clock::time_point now);
+  int32_t pinned_blocks(TenantId tenant) const;
+  int32_t pinned_blocks() const { return static_cast<int32_t>(pins_.size()); }
+
+  // --- Per tenant -------------------------------------------------------
+  // Cached blocks charged to `owner`, referenced or not (its cache quota).
+  int64_t cached_blocks(TenantId owner) const;
+  // Evicts one of `owner`'s unreferenced cached blocks (the policy's order);
+  // false when it has none. Linear in the candidates.
+  bool evict_one_of(TenantId owner);
+  // The operator's flush: with `pins`, unpins `tenant`'s pins first; then
+  // evicts every unreferenced cached block charged to it. Blocks a running
+  // request holds stay.
+  struct TenantEviction {
+    int32_t evicted = 0, unpinned = 0;
+  };
+  TenantEviction evict_tenant(TenantId tenant, bool pins);
+
+  // Replaces the policy; nothing cached is lost (see the top).
+  void set_policy(std::unique_ptr<policies::EvictionPolicy> policy);
+
   CacheStats stats() const;
   void set_listener(BlockEventListener* listener) { listener_ = listener; }
   const policies::EvictionPolicy& policy() const { return *policy_; }
@@ -110,6 +152,8 @@ class BlockPool {
   bool verifies(BlockId b, const BlockKey& want, std::span<const TokenId> tokens) const;
   void reference_cached(BlockId b);
   BlockId evict_victim();
+  void drop_cached(BlockId b);  // an unreferenced cached block leaves the cache
+  void unpin(BlockId b);
   void emit(BlockEventKind kind, BlockId b);
   TenantCacheStats& tenant_stats(TenantId t) { return tenants_[t]; }
   void debug_check() const;
@@ -123,6 +167,14 @@ class BlockPool {
   std::unordered_map<BlockHash, BlockId, Hash128Hasher> index_;
   int32_t n_in_use_ = 0, n_cached_free_ = 0;
   std::unordered_map<TenantId, TenantCacheStats> tenants_;
+  struct Pin {
+    TenantId tenant = 0;
+    Clock::duration ttl{};
+    Clock::time_point until;
+  };
+  std::map<BlockId, Pin> pins_;             // ordered: expiry scans and flushes are deterministic
+  Clock::time_point next_expiry_ = Clock::time_point::max();  // the earliest `until`, or max: nothing to scan
+  std::unordered_map<TenantId, int32_t> pinned_by_;  // pins per pinning tenant
   BlockEventListener* listener_ = nullptr;
 };
 

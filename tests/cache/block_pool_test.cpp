@@ -161,6 +161,7 @@ class RogueLru final : public policies::EvictionPolicy {
   void on_remove(policies::EntryId) override {}
   std::optional<policies::EntryId> victim() const override { return 0; }
   int64_t candidates() const override { return candidates_; }
+  std::vector<policies::EntryId> eviction_order() const override { return {0}; }
   int64_t candidates_ = 0;
 };
 
