@@ -67,9 +67,12 @@ Workload trace_workload(const std::vector<TraceRecord>& trace, const TraceScalin
     for (size_t i = 0; i < n; ++i) blocks.append(r.hash_ids[i], i + 1 < n ? s.block_tokens : last_scaled, p.prompt);
     if (s.max_prompt_tokens && static_cast<int64_t>(p.prompt.size()) > s.max_prompt_tokens)
       p.prompt.resize(s.max_prompt_tokens);
-    int64_t out = std::max<int64_t>(1, std::llround(static_cast<double>(r.output_length) * out_scale));
+    // Clamped as a double first: a huge output_length times a large scale
+    // must not overflow the conversion.
+    const double scaled_out = std::clamp(static_cast<double>(r.output_length) * out_scale, 1.0, 2147483647.0);
+    int64_t out = std::max<int64_t>(1, std::llround(scaled_out));
     if (s.max_output_tokens) out = std::min<int64_t>(out, s.max_output_tokens);
-    p.max_tokens = static_cast<int32_t>(std::min<int64_t>(out, INT32_MAX));
+    p.max_tokens = static_cast<int32_t>(out);
     w.requests.push_back(std::move(p));
   }
 
