@@ -108,6 +108,8 @@ class BlockPool {
   int32_t expire_pins(Clock::time_point now);
   int32_t pinned_blocks(TenantId tenant) const;
   int32_t pinned_blocks() const { return static_cast<int32_t>(pins_.size()); }
+  // Counts every pin and unpin: observers copy the pin counts when it moves.
+  uint64_t pin_changes() const { return pin_changes_; }
 
   // --- Per tenant -------------------------------------------------------
   // Cached blocks charged to `owner`, referenced or not (its cache quota).
@@ -133,6 +135,7 @@ class BlockPool {
   // For tests and debugging.
   int32_t ref_count(BlockId b) const { return at(b).refs; }
   bool is_cached(BlockId b) const { return at(b).cached; }
+  bool is_pinned(BlockId b) const { return pins_.contains(b); }
   const BlockKey& key(BlockId b) const { return at(b).key; }
   // Checks the invariants at the top of block_pool.cpp; throws
   // std::logic_error naming the first one broken. Linear in the pool size.
@@ -175,6 +178,7 @@ class BlockPool {
   std::map<BlockId, Pin> pins_;             // ordered: expiry scans and flushes are deterministic
   Clock::time_point next_expiry_ = Clock::time_point::max();  // the earliest `until`, or max: nothing to scan
   std::unordered_map<TenantId, int32_t> pinned_by_;  // pins per pinning tenant
+  uint64_t pin_changes_ = 0;
   BlockEventListener* listener_ = nullptr;
 };
 

@@ -7,6 +7,7 @@
 // matches a stop string.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +45,11 @@ struct Request {
   // Every hit is still verified against the block's tokens, so a wrong
   // chain can only miss; one of the wrong length is refused.
   std::vector<cache::BlockHash> prompt_chain;
+  // Keep the prompt's cached prefix pinned for this long after the request
+  // ends (0: no pin): its full blocks cannot be evicted until then, and each
+  // hit on them restarts the clock. Counted against the submitter's cache
+  // quota; refused (RequestResult::pin_refused) when it would exceed it.
+  std::chrono::seconds pin_ttl{0};
 };
 
 // The token accounting of a request (DESIGN invariant 4):
@@ -70,6 +76,10 @@ struct RequestResult {
   // the tenant's prompt.
   int32_t preemptions = 0;
   int32_t recomputed_tokens = 0;
+  // A pinned request's prompt tokens in pinned blocks (billed as written to
+  // the cache: cache_written_tokens is at least this), or why not.
+  int32_t pinned_tokens = 0;
+  bool pin_refused = false;  // the submitter's cache quota had no room for the pin
 };
 
 }  // namespace kvgate

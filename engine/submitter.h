@@ -11,6 +11,10 @@ namespace kvgate {
 struct Submitter {
   TenantId tenant = 0;   // non-secret label: fairness is across these
   int32_t priority = 0;  // higher first; lowest is preempted first
+  // Cached blocks the tenant may hold (its tenancy quota); 0 = no limit.
+  // Past it, its own blocks are evicted first, and a pin that does not fit
+  // is refused.
+  int64_t cache_quota_blocks = 0;
 };
 
 }  // namespace kvgate

@@ -70,18 +70,36 @@ void Engine::cancel(RequestId id) {
 }
 
 void Engine::inspect(const std::function<void(const Scheduler&)>& look) {
+  control([&look](Scheduler& s) { look(s); });
+}
+
+void Engine::control(const std::function<void(Scheduler&)>& change) {
   std::future<void> answer;
   {
     MutexLock lock(mu_);
     if (!stopping_) {
-      queries_.push_back({&look, {}});
+      queries_.push_back({&change, {}});
       answer = queries_.back().done.get_future();
       wake_.notify_one();
     }
   }
-  if (answer.valid()) return answer.get();
-  shutdown();  // stopping: once the loop is joined the scheduler is ours to read
-  look(*sched_);
+  if (answer.valid()) return answer.get();  // rethrows what `change` threw
+  shutdown();  // stopping: once the loop is joined the scheduler is ours
+  change(*sched_);
+}
+
+int32_t Engine::pinned_blocks(TenantId tenant) const {
+  MutexLock lock(pins_mu_);
+  const auto it = pinned_.find(tenant);
+  return it == pinned_.end() ? 0 : it->second;
+}
+
+void Engine::publish_pins() {
+  std::unordered_map<TenantId, int32_t> now;
+  for (const auto& [tenant, ts] : sched_->pool().stats().tenants)
+    if (ts.blocks_pinned > 0) now[tenant] = static_cast<int32_t>(ts.blocks_pinned);
+  MutexLock lock(pins_mu_);
+  pinned_.swap(now);
 }
 
 int32_t Engine::available_blocks() {
@@ -122,13 +140,22 @@ void Engine::loop() {
     }
     drain(subs, cancels);
     if (stop) sched_->cancel_all();
+    sched_->expire_pins();  // also when idle: a scrape wakes the loop and sees them gone
     for (Query& q : queries) {
-      (*q.look)(*sched_);
-      q.done.set_value();
+      try {
+        (*q.change)(*sched_);
+        q.done.set_value();
+      } catch (...) {
+        q.done.set_exception(std::current_exception());
+      }
     }
     queries.clear();
     if (stop) return;
     if (!sched_->idle()) run_step();
+    if (sched_->pool().pin_changes() != published_pin_changes_) {
+      published_pin_changes_ = sched_->pool().pin_changes();
+      publish_pins();
+    }
     steps_.store(sched_->steps());
     preemptions_.store(sched_->preemptions());
   }

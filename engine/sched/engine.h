@@ -15,6 +15,7 @@
 #include <future>
 #include <memory>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/mutex.h"
@@ -65,6 +66,14 @@ class Engine {
   // before this call are applied, and returns when it has run. `look` must
   // not block. After shutdown it runs on the calling thread.
   void inspect(const std::function<void(const Scheduler&)>& look);
+  // The same for the operator's changes (switch the eviction policy, flush a
+  // tenant): `change` may modify the scheduler; exceptions it throws come
+  // back to the caller.
+  void control(const std::function<void(Scheduler&)>& change);
+  // Blocks `tenant` has pinned, as of the last step boundary (the gateway's
+  // quota check before a pin; the loop re-checks when it pins). Any thread,
+  // never waits on the loop.
+  int32_t pinned_blocks(TenantId tenant) const;
   int32_t num_blocks() const { return num_blocks_; }
   const RequestBounds& bounds() const { return bounds_; }
   const Scheduler::CacheIdentity& cache_identity() const { return identity_; }
@@ -94,9 +103,10 @@ class Engine {
   std::vector<Submission> submissions_ ABSL_GUARDED_BY(mu_);
   std::vector<RequestId> cancels_ ABSL_GUARDED_BY(mu_);
   struct Query {
-    const std::function<void(const Scheduler&)>* look;
+    const std::function<void(Scheduler&)>* change;
     std::promise<void> done;
   };
+  void publish_pins() ABSL_LOCKS_EXCLUDED(pins_mu_);
   std::vector<Query> queries_ ABSL_GUARDED_BY(mu_);  // answered after cancels_
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Mutex join_mu_;                        // serializes shutdown()'s join (callers on several threads)
@@ -104,6 +114,9 @@ class Engine {
   std::atomic<RequestId> next_id_{1};
   std::atomic<int64_t> outstanding_{0};  // streams handed out and not yet finished
   std::atomic<int64_t> steps_{0}, preemptions_{0};  // published by the loop for observers
+  uint64_t published_pin_changes_ = 0;  // the loop's own
+  mutable Mutex pins_mu_;
+  std::unordered_map<TenantId, int32_t> pinned_ ABSL_GUARDED_BY(pins_mu_);  // published by the loop
   std::thread thread_;                   // last: started once everything above exists
 };
 

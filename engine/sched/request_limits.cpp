@@ -18,6 +18,7 @@ RequestLimits request_limits(const Request& req, const RequestBounds& b) {
     if (id < 0 || id >= b.vocab_size) throw Error("token id " + std::to_string(id) + " is outside the vocabulary");
   const auto room = static_cast<int32_t>(b.context_length - n_prompt);
   if (req.max_tokens < 0) throw Error("max_tokens must not be negative");
+  if (req.pin_ttl.count() < 0) throw Error("the pin's time to live must not be negative");
   if (req.max_tokens > room)
     throw Error("max_tokens is " + std::to_string(req.max_tokens) + " but the context of " +
                 std::to_string(b.context_length) + " tokens leaves room for " + std::to_string(room) +

@@ -104,6 +104,7 @@ void Scheduler::ensure_chain(Seq& s) {
 StepReport Scheduler::step() {
   StepReport rep;
   rep.step = ++step_no_;
+  expire_pins();
   budget_ = opt_.max_step_tokens;
   plan_.clear();
   schedule_running(rep);
@@ -214,7 +215,10 @@ struct Scheduler::AdmitPlan {
 bool Scheduler::try_admit(Seq& s) {
   ensure_chain(s);
   std::vector<BlockId> hits;
-  if (s.caching) hits = pool_.lookup(s.scope(), s.seed, s.chain, s.tokens);
+  if (s.caching) {
+    hits = pool_.lookup(s.scope(), s.seed, s.chain, s.tokens);
+    pool_.refresh_pins(hits, opt_.clock());
+  }
   AdmitPlan p = plan_admission(s, std::move(hits));
   // Leave a little room for the running sequences' next decode blocks, so an
   // admission does not cause a preemption on the very next step.
@@ -285,7 +289,11 @@ void Scheduler::commit_full_blocks(Seq& s) {
   for (auto i = static_cast<size_t>(s.n_settled_blocks); (i + 1) * B <= static_cast<size_t>(s.n_computed); ++i) {
     if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
     const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
-    if (pool_.commit(s.table[i], key, toks.subspan(i * B, B))) s.result.cache_written_tokens += block_size_;
+    // A tenant at its cache quota makes room among its own blocks first;
+    // when it cannot (all held or pinned), the block stays private.
+    const int64_t quota = s.who.cache_quota_blocks;
+    const bool room = quota <= 0 || pool_.cached_blocks(s.who.tenant) < quota || pool_.evict_one_of(s.who.tenant);
+    if (room && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) s.result.cache_written_tokens += block_size_;
     s.n_settled_blocks = static_cast<int32_t>(i + 1);
   }
 }
@@ -332,7 +340,30 @@ void Scheduler::run_planned(StepReport& rep) {
   }
 }
 
+// A pin asks for every full block of the prompt: the leading cached ones
+// are pinned for the request's TTL if the submitter's quota has room for all
+// of them, counting blocks that could not be cached (the quota kept them
+// private) as needing room too; otherwise nothing is pinned.
+void Scheduler::pin_prompt(Seq& s) {
+  const size_t full = static_cast<size_t>(s.n_prompt() / block_size_);
+  size_t n = 0;
+  while (n < full && n < s.table.size() && pool_.is_cached(s.table[n])) ++n;
+  if (full == 0) return;
+  const std::span<const BlockId> blocks(s.table.data(), n);
+  const int64_t quota = s.who.cache_quota_blocks;
+  const int64_t needed = pool_.unpinned_among(blocks) + static_cast<int64_t>(full - n);
+  if (n < full || (quota > 0 && pool_.pinned_blocks(s.who.tenant) + needed > quota)) {
+    s.result.pin_refused = true;
+    return;
+  }
+  pool_.pin(blocks, s.who.tenant, s.req.pin_ttl, opt_.clock());
+  s.result.pinned_tokens = static_cast<int32_t>(n) * block_size_;
+  s.result.cache_written_tokens = std::max(s.result.cache_written_tokens, s.result.pinned_tokens);
+}
+
 void Scheduler::finish(Seq& s, FinishReason why, const std::string& error) {
+  if (s.caching && s.req.pin_ttl.count() > 0 && (why == FinishReason::kStop || why == FinishReason::kLength))
+    pin_prompt(s);
   release_blocks(s);
   Completion c;
   c.result = std::move(s.result);
@@ -399,9 +430,10 @@ void Scheduler::check_invariants() const {
     if (!s->table.empty() || s->n_computed != 0) throw std::logic_error("scheduler: a waiting request holds blocks");
   if (waiting_.size() != queue_.size()) throw std::logic_error("scheduler: the wait queue and waiting set differ");
   for (BlockId b = 0; b < pool_.num_blocks(); ++b)
-    if (pool_.ref_count(b) != refs[static_cast<size_t>(b)])
+    if (pool_.ref_count(b) != refs[static_cast<size_t>(b)] + (pool_.is_pinned(b) ? 1 : 0))
       throw std::logic_error("scheduler: block " + std::to_string(b) + " has " + std::to_string(pool_.ref_count(b)) +
-                             " references, running requests hold " + std::to_string(refs[static_cast<size_t>(b)]));
+                             " references, running requests hold " + std::to_string(refs[static_cast<size_t>(b)]) +
+                             (pool_.is_pinned(b) ? " and a pin one" : ""));
 }
 
 }  // namespace kvgate

@@ -29,6 +29,7 @@
 // Other threads validate requests against a copy of bounds().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -60,6 +61,8 @@ struct SchedulerOptions {
   policies::FairQueueOptions order;                  // prefer_cached_prefix etc.
   std::unique_ptr<policies::EvictionPolicy> policy;  // null = LRU
   cache::BlockHashFn hash_fn = cache::hash_block;
+  // When pins expire; tests pass their own, so that none of them waits.
+  std::function<SteadyClock::time_point()> clock = [] { return SteadyClock::now(); };
 };
 
 // What one step did, for tests (which count steps) and benchmarks.
@@ -116,6 +119,11 @@ class Scheduler {
   int64_t preemptions() const { return preemptions_; }
 
   const cache::BlockPool& pool() const { return pool_; }
+  // The operator's controls (the engine loop runs them between steps).
+  void set_eviction_policy(std::unique_ptr<policies::EvictionPolicy> policy) { pool_.set_policy(std::move(policy)); }
+  cache::BlockPool::TenantEviction evict_tenant(TenantId tenant, bool pins) { return pool_.evict_tenant(tenant, pins); }
+  // Unpins what has expired by opt.clock (also done at every step).
+  int32_t expire_pins() { return pool_.expire_pins(opt_.clock()); }
   // Block stored/removed events go to `l` (null: none); it must outlive the
   // scheduler or be unset first. Called on the driving thread.
   void set_block_listener(cache::BlockEventListener* l) { pool_.set_listener(l); }
@@ -151,6 +159,7 @@ class Scheduler {
   void ensure_chain(Seq& s);
   void adopt_prompt_chain(Seq& s);
   void commit_full_blocks(Seq& s);
+  void pin_prompt(Seq& s);
 
   std::unique_ptr<Backend> backend_;
   BackendBlockCopier copier_;  // the backend as the cache sees it (copy-on-write)

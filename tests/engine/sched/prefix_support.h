@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,7 @@ struct PrefixSpec {
   // Larger than every prompt these tests send, so that a prompt's uncached
   // part is prefilled in the step that admits it (the step logs say so).
   int32_t max_step_tokens = 512;
+  std::function<SteadyClock::time_point()> clock;  // set: the pins' clock
 };
 
 inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Model> model, const PrefixSpec& spec) {
@@ -84,6 +86,7 @@ inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Mo
   so.max_step_tokens = spec.max_step_tokens;
   so.eos = spec.eos;
   so.hash_fn = spec.hash_fn;
+  if (spec.clock) so.clock = spec.clock;
   std::unique_ptr<Backend> be = make_cpu_backend(model, bo);
   if (spec.log) be = std::make_unique<RecordingBackend>(std::move(be), spec.log);
   return std::make_unique<Scheduler>(std::move(be), std::move(so));
