@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kvgate::cli::add_mkmodel(app);
   kvgate::cli::add_serve(app);
   kvgate::cli::add_bench_serve(app);
+  kvgate::cli::add_sim(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,5 +12,6 @@ void add_info(CLI::App& app);
 void add_mkmodel(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_bench_serve(CLI::App& app);
+void add_sim(CLI::App& app);
 
 }  // namespace kvgate::cli
