@@ -135,6 +135,13 @@ BlockId BlockPool::evict_victim() {
   return *v;
 }
 
+policies::EntryInfo BlockPool::entry_info(BlockId b) const {
+  const Block& blk = blocks_[b];
+  // The key is the chain hash's low half, which block events already carry:
+  // non-secret, and the same whichever block holds that content.
+  return {blk.key.depth, blk.owner, block_bytes_, policies::Tier::kDevice, blk.key.hash.lo};
+}
+
 void BlockPool::drop_cached(BlockId b) {
   Block& blk = blocks_[b];
   emit(BlockEventKind::kRemoved, b);
@@ -163,6 +170,7 @@ int32_t BlockPool::pin(std::span<const BlockId> blocks, TenantId tenant, Clock::
       reference_cached(b);  // the pin's own reference
       ++pinned_by_[tenant];
       ++tenant_stats(tenant).blocks_pinned;
+      ++pin_changes_;
       ++added;
     } else {
       it->second.ttl = std::max(it->second.ttl, ttl);
@@ -186,6 +194,7 @@ void BlockPool::unpin(BlockId b) {
   pins_.erase(it);
   if (--pinned_by_[tenant] == 0) pinned_by_.erase(tenant);
   --tenant_stats(tenant).blocks_pinned;
+  ++pin_changes_;
   const BlockId one[] = {b};
   release(one);
 }
@@ -252,11 +261,10 @@ void BlockPool::set_policy(std::unique_ptr<policies::EvictionPolicy> next) {
   // up with the same order.
   for (const auto& [hash, b] : index_) {
     const Block& blk = blocks_[b];
-    if (blk.refs > 0) next->on_insert(b, {blk.key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
+    if (blk.refs > 0) next->on_insert(b, entry_info(b));
   }
   for (policies::EntryId e : policy_->eviction_order()) {
-    const Block& blk = blocks_[e];
-    next->on_insert(e, {blk.key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
+    next->on_insert(e, entry_info(e));
     next->on_release(e);
   }
   policy_ = std::move(next);
@@ -274,7 +282,7 @@ bool BlockPool::commit(BlockId b, const BlockKey& key, std::span<const TokenId> 
   std::ranges::copy(tokens, tokens_.begin() + static_cast<ptrdiff_t>(b) * block_size_);
   ++tenant_stats(blk.owner).blocks_stored;
   ++tenant_stats(blk.owner).blocks_cached;
-  policy_->on_insert(b, {key.depth, blk.owner, block_bytes_, policies::Tier::kDevice});
+  policy_->on_insert(b, entry_info(b));
   emit(BlockEventKind::kStored, b);
   debug_check();
   return true;

@@ -156,6 +156,7 @@ class BlockPool {
   void reference_cached(BlockId b);
   BlockId evict_victim();
   void drop_cached(BlockId b);  // an unreferenced cached block leaves the cache
+  policies::EntryInfo entry_info(BlockId b) const;  // what the policy is told about a cached block
   void unpin(BlockId b);
   void emit(BlockEventKind kind, BlockId b);
   TenantCacheStats& tenant_stats(TenantId t) { return tenants_[t]; }

@@ -8,6 +8,7 @@
 #include "policies/eviction/lru_policy.h"
 #include "policies/eviction/param_check.h"
 #include "policies/eviction/s3fifo_policy.h"
+#include "policies/eviction/tenant_fair_policy.h"
 
 namespace kvgate::policies {
 namespace {
@@ -36,6 +37,11 @@ std::vector<PolicyInfo> build_catalog() {
         {"restore_disk", cost.restore_disk, "cost of restoring a block from disk, in depth-0 block prefills"},
         {"last_tier", static_cast<double>(cost.last_tier), "the lowest tier there is: 0 device, 1 host, 2 disk", true},
         {"max_hits", static_cast<double>(cost.max_hits), "uses counted per block", true}},
+       true},
+      {"fair",
+       "tenant-fair sharing: each tenant holding blocks is owed an equal share of the tier, and the tenant "
+       "furthest over its share gives up a block first, chosen by that tenant's own policy",
+       {{"base", 1, "each tenant's own policy: 0 lru, 1 s3fifo, 2 cost (their default parameters)", true}},
        true},
       {"belady",
        "the offline bound (kvgate sim only): evicts the block whose next use is farthest away, the deeper on a tie",
@@ -181,6 +187,12 @@ std::unique_ptr<EvictionPolicy> make_eviction_policy(const PolicySpec& spec) {
   if (info.name == "cost")
     return make_cost_aware_policy({p.at("depth_weight"), p.at("restore_host"), p.at("restore_disk"),
                                    static_cast<int>(p.at("last_tier")), static_cast<int>(p.at("max_hits"))});
+  if (info.name == "fair") {
+    const double base = p.at("base");
+    check_param(base == 0 || base == 1 || base == 2, "fair", "base", "0 (lru), 1 (s3fifo) or 2 (cost)", base);
+    const PolicySpec inner{base == 0 ? "lru" : base == 1 ? "s3fifo" : "cost", {}};
+    return make_tenant_fair_policy([inner] { return make_eviction_policy(inner); }, p);
+  }
   throw PolicyError("eviction policy '" + info.name + "' has no factory");  // a catalog entry without one: a bug
 }
 
