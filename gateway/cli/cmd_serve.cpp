@@ -36,6 +36,7 @@
 #include "gateway/serving/metrics_api.h"
 #include "gateway/serving/serving_metrics.h"
 #include "gateway/serving/pipeline.h"
+#include "policies/eviction/policy_registry.h"
 #include "tenancy/error.h"
 
 namespace kvgate::cli {
@@ -101,6 +102,7 @@ void serve(const config::ServerConfig& c) {
   SchedulerOptions so;
   so.model = model_fingerprint(*model, backend->kv_layout());
   so.prefix_cache = c.model.prefix_cache;
+  so.policy = policies::make_eviction_policy(policies::parse_policy_spec(c.model.eviction_policy));  // checked with the config
   so.eos = tokenizer->eos();
   so.max_step_tokens = c.model.max_step_tokens;
   so.max_running = c.model.max_running;
@@ -118,7 +120,7 @@ void serve(const config::ServerConfig& c) {
 
   std::optional<serving::DurableQueue> durable(std::in_place, 2);
   serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
-  serving::AdminApi admin(engine, tenancy, *durable, *token);
+  serving::AdminApi admin(engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name());
   serving::MetricsApi metrics_api(engine, metrics, tenancy, *durable, *token);
   serving::ApiModel api_model;
   api_model.id = c.served_model_name();

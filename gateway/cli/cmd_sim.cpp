@@ -4,6 +4,7 @@
 // What it models and how: gateway/sim/replay.h, docs/policies.md.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct SimOptions {
   std::vector<std::string> capacities;
   std::vector<std::string> policies;
   std::vector<std::string> tiers;
+  std::string lower_policy;
   int32_t repeat = 1;
   double depth_weight = 0.02;
   bool json = false;
@@ -51,14 +53,24 @@ void run(const SimOptions& o) {
     layouts.push_back({{policies::Tier::kDevice, sim::parse_capacity(c, out.summary.distinct_blocks)}});
   for (const std::string& t : o.tiers) layouts.push_back(sim::parse_tiers(t, out.summary.distinct_blocks));
 
+  std::optional<policies::PolicySpec> lower;
+  if (!o.lower_policy.empty()) {
+    lower = policies::parse_policy_spec(o.lower_policy);
+    if (lower->name == "belady") throw Error("sim: --lower-policy belady: the bound is the bound on every tier already");
+  }
+  // The cost-aware policy weighs a restore from the tier below only if it
+  // knows there is one.
+  const auto tiered = [](policies::PolicySpec spec, size_t tiers) {
+    if (spec.name == "cost" && tiers > 1 && !spec.params.contains("last_tier"))
+      spec.params["last_tier"] = static_cast<double>(tiers - 1);
+    return spec;
+  };
   for (const auto& tiers : layouts) {
     sim::SimTable table{tiers, {}};
-    for (policies::PolicySpec spec : specs) {
-      // The cost-aware policy weighs a restore from the tier below only if
-      // it knows there is one.
-      if (spec.name == "cost" && tiers.size() > 1 && !spec.params.contains("last_tier"))
-        spec.params["last_tier"] = static_cast<double>(tiers.size() - 1);
-      table.results.push_back(sim::replay(trace, {tiers, spec, o.repeat, o.depth_weight}));
+    for (const policies::PolicySpec& spec : specs) {
+      sim::ReplayConfig config{tiers, tiered(spec, tiers.size()), {}, o.repeat, o.depth_weight};
+      if (lower) config.lower_policy = tiered(*lower, tiers.size());
+      table.results.push_back(sim::replay(trace, config));
     }
     out.tables.push_back(std::move(table));
   }
@@ -85,6 +97,9 @@ void add_sim(CLI::App& app) {
                                 "device:N,host:M[,disk:K] (capacities as for --capacity): device victims fall to host, "
                                 "host victims to disk; repeat the flag for several tables");
   capacity->excludes(tiers);
+  cmd->add_option("--lower-policy", o->lower_policy,
+                  "the host and disk tiers' policy, NAME or NAME:key=value,... (default: each row's own)")
+      ->needs(tiers);
   cmd->add_option("--repeat", o->repeat, "replay N back-to-back copies of the trace, each with its own hash ids")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--depth-weight", o->depth_weight,

@@ -9,6 +9,8 @@
 
 #include "engine/error.h"
 #include "gateway/config/byte_size.h"
+#include "policies/eviction/policy_error.h"
+#include "policies/eviction/policy_registry.h"
 
 namespace kvgate::config {
 namespace {
@@ -142,6 +144,10 @@ std::vector<Option> build_table() {
           {"model", "chunked_prefill", "chunked-prefill", K::kBool, "split long prompts across steps"}),
       bind<&C::model, &ModelSection::prefix_cache>(
           {"model", "prefix_cache", "prefix-cache", K::kBool, "reuse cached prompt prefixes within a tenant's scope"}),
+      bind<&C::model, &ModelSection::eviction_policy>(
+          {"model", "eviction_policy", "eviction-policy", K::kString,
+           "the KV cache's eviction policy, name[:key=value,...]: lru, s3fifo, cost or fair (changeable live through "
+           "the admin API)", 0, 0, false}),
       bind<&C::model, &ModelSection::max_waiting>(
           {"model", "max_waiting", "max-waiting", K::kInt,
            "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens}),
@@ -324,6 +330,13 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
     out.push_back({find_option("server", "plain_listen"),
                    "is the same address as server.listen (" + c.server.listen.str() +
                        "): plain HTTP needs a port of its own"});
+  try {
+    const policies::PolicySpec spec = policies::parse_policy_spec(c.model.eviction_policy);
+    if (!policies::find_eviction_policy(spec.name)->online)
+      out.push_back({find_option("model", "eviction_policy"), "is '" + spec.name + "', the simulator's offline bound"});
+  } catch (const policies::PolicyError& e) {
+    out.push_back({find_option("model", "eviction_policy"), e.what()});
+  }
   if (!c.metrics.listen.empty()) {
     try {
       const ListenAddress m = parse_listen_address(c.metrics.listen);

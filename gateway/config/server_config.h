@@ -55,6 +55,7 @@ struct ModelSection {
   int32_t max_running = 256;                // sequences running at once; 0 = as many as the KV budget holds
   bool chunked_prefill = true;              // split long prompts across steps
   bool prefix_cache = true;                 // share cached prefix blocks within a tenant's scope
+  std::string eviction_policy = "lru";      // the device tier's policy, "name[:key=value,...]" (docs/policies.md)
   int32_t max_waiting = 256;                // requests queued for the engine; past it, 503
 
   // `$KVGATE_SHARED/models/stories260K.gguf` when KVGATE_SHARED is set,

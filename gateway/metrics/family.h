@@ -67,7 +67,12 @@ class Family {
   template <class Fn>
   void each(Fn&& fn) const {
     MutexLock lock(mu_);
-    for (const auto& [labels, s] : series_) fn(std::span<const std::string>(labels), *s);
+    for (const auto& [labels, s] : series_) fn(std::span<const std::string>(labels), std::as_const(*s));
+  }
+  template <class Fn>
+  void each(Fn&& fn) {
+    MutexLock lock(mu_);
+    for (auto& [labels, s] : series_) fn(std::span<const std::string>(labels), *s);
   }
 
  private:

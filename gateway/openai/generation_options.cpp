@@ -110,6 +110,17 @@ GenerationOptions parse_generation_options(const FieldReader& body, Endpoint end
     if (salt->empty()) throw invalid_value("cache_salt", "expected a non-empty string; leave it out for none.");
     o.cache_salt = std::move(*salt);
   }
+  using std::chrono::seconds;
+  if (auto retention = body.string("prompt_cache_retention")) {
+    if (*retention == "in_memory") o.pin_ttl = seconds(300);
+    else if (*retention == "24h") o.pin_ttl = seconds(3600);
+    else throw invalid_value("prompt_cache_retention", "expected \"in_memory\" or \"24h\".");
+  }
+  if (auto ttl = body.string("cache_ttl")) {
+    if (*ttl == "5m") o.pin_ttl = seconds(300);
+    else if (*ttl == "1h") o.pin_ttl = seconds(3600);
+    else throw invalid_value("cache_ttl", "expected \"5m\" or \"1h\".");
+  }
   return o;
 }
 

@@ -10,6 +10,7 @@
 // Pure values; any thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,11 @@ struct GenerationOptions {
   std::string user;
   std::string cache_salt;             // empty = none; narrows the tenant's cache scope, never widens it
   bool ignore_eos = false;            // vLLM's extension: run to max_tokens past EOS
+  // Pin the prompt's cached prefix for this long after the request (0: no
+  // pin): OpenAI's prompt_cache_retention ("in_memory": 5 minutes, "24h":
+  // kvgate's longest pin, 1 hour) or kvgate's cache_ttl ("5m" or "1h"),
+  // which wins when both are given.
+  std::chrono::seconds pin_ttl{0};
 
   bool operator==(const GenerationOptions&) const = default;
 };

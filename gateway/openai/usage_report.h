@@ -11,7 +11,11 @@
 //    "prompt_tokens_details": {"cached_tokens": device + host + disk},
 //    "kvgate": {"cached_tokens_by_tier": {"device": D, "host": H, "disk": K},
 //               "fresh_prefill_tokens": F, "cache_written_tokens": W,
-//               "cost_micros": M, "currency": "USD"}}
+//               "cost_micros": M, "currency": "USD",
+//               "cache_pin": {"pinned_tokens": N, "refused": false}}}
+// cache_pin only when the request asked for a pin (prompt_cache_retention
+// or cache_ttl): how many prompt tokens are now pinned, or that the
+// tenant's cache quota had no room for them.
 // cost_micros is the price in millionths of the currency, as tenancy/
 // computes it. Clients that know only OpenAI's fields ignore "kvgate".
 //
@@ -37,6 +41,9 @@ struct UsageReport {
   uint64_t cache_written_tokens = 0;
   uint64_t cost_micros = 0;
   std::string currency = "USD";
+  bool pin_asked = false;
+  uint64_t pinned_tokens = 0;
+  bool pin_refused = false;
 
   uint64_t cached_tokens() const { return cached_device_tokens + cached_host_tokens + cached_disk_tokens; }
   uint64_t total_tokens() const { return prompt_tokens + completion_tokens; }

@@ -121,7 +121,9 @@ json::object cache_json(const cache::CacheStats& st, const std::vector<tenancy::
                    {"blocks_in_use", s.blocks_in_use},
                    {"blocks_cached_free", s.blocks_cached_free},
                    {"blocks_stored", s.blocks_stored},
-                   {"evictions", s.evictions}};
+                   {"evictions", s.evictions},
+                   {"blocks_cached", s.blocks_cached},
+                   {"blocks_pinned", s.blocks_pinned}};
     for (const tenancy::Tenant& t : tenants)
       if (tenant_label(t.id) == label) o["tenant"] = t.id;
     per.push_back(std::move(o));
@@ -130,6 +132,7 @@ json::object cache_json(const cache::CacheStats& st, const std::vector<tenancy::
           {"blocks_in_use", st.blocks_in_use},
           {"blocks_cached_free", st.blocks_cached_free},
           {"blocks_free", st.blocks_free},
+          {"blocks_pinned", st.blocks_pinned},
           {"requests_in_flight", in_flight},
           {"tenants", std::move(per)}};
 }
@@ -275,6 +278,7 @@ void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
   }
   if (p.size() == 2 && p[1] == "cache" && m == "GET")
     return send_json(reply, 200, cache_json(engine_.cache_stats(), tenancy_.tenants().list(), engine_.outstanding()));
+  if (handle_cache(p, req, reply)) return;
   throw openai::route_not_found(m, req.path());
 }
 

@@ -12,35 +12,52 @@
 //   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
 //   GET    /admin/requests/{request_id}        the request's ledger record (its x-request-id)
 //   GET    /admin/cache                        the KV pool's blocks, per tenant hit counters, requests in flight
+//   POST   /admin/tenants/{id}/cache/evict     {pins?} drop the tenant's unreferenced cached blocks (pins: and its pins)
+//   POST   /admin/tenants/{id}/cache/pins      {prompt, ttl_s} pin a prefix for the tenant (run once, billed as a cache write)
+//   GET    /admin/policy                       each tier's eviction policy and parameters, and every policy there is
+//   PUT    /admin/policy/{tier}                {policy, params?} switch the tier's policy live, losing nothing cached
+//
+// The cache and policy routes are in admin_cache_routes.cpp.
 //
 // Everything here waits on RocksDB or on the engine loop, so it runs on the
 // DurableQueue's threads, never on the I/O thread that received it.
 #pragma once
+
+#include <string_view>
+#include <vector>
 
 #include "engine/sched/engine.h"
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/durable_queue.h"
+#include "gateway/serving/pipeline.h"
 #include "tenancy/tenancy.h"
 
 namespace kvgate::serving {
 
 class AdminApi {
  public:
-  AdminApi(Engine& engine, tenancy::Tenancy& tenancy, DurableQueue& work, AdminToken token)
-      : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)) {}
+  AdminApi(Engine& engine, tenancy::Tenancy& tenancy, DurableQueue& work, AdminToken token, Pipeline& pipeline,
+           const Tokenizer& tokenizer, std::string model)
+      : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)), pipeline_(pipeline),
+        tokenizer_(tokenizer), model_(std::move(model)) {}
 
   // Any thread; answers later, from a work thread.
   void operator()(const server::HttpRequest& req, server::Reply reply);
 
  private:
   void handle(const server::HttpRequest& req, server::Reply& reply);
+  // The cache and policy routes; false when `path` is none of them.
+  bool handle_cache(const std::vector<std::string_view>& path, const server::HttpRequest& req, server::Reply& reply);
 
   Engine& engine_;
   tenancy::Tenancy& tenancy_;
   DurableQueue& work_;
   const AdminToken token_;
+  Pipeline& pipeline_;
+  const Tokenizer& tokenizer_;
+  const std::string model_;  // the served model's id: what an operator's pin is recorded under
 };
 
 }  // namespace kvgate::serving

@@ -175,6 +175,7 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   sr.stop = opt.stop;
   sr.cache_salt = opt.cache_salt;
   sr.ignore_eos = opt.ignore_eos;
+  sr.pin_ttl = opt.pin_ttl;
 
   const std::string unique = sr.request_id.substr(4);
   const openai::ResponseMeta meta{endpoint == openai::Endpoint::kChatCompletions ? openai::chat_completion_id(unique)

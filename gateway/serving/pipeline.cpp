@@ -76,6 +76,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   er.scope = id.scope;
   er.cache_salt = req.cache_salt;
   er.ignore_eos = req.ignore_eos;
+  er.pin_ttl = req.pin_ttl;
   // The chain is hashed here, at the edge, under the tenant's scope: the
   // engine takes it with the tokens, and a router in front of many engines
   // can place the request by it.
@@ -88,6 +89,19 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
     lim = request_limits(er, engine_.bounds());  // before any quota is charged
   } catch (const Error& e) {
     return NotStarted{NotStarted::Why::kBadRequest, e.what(), std::nullopt};
+  }
+  // A pin must fit the tenant's cache quota beside what it has pinned
+  // already (the engine checks again when it pins: two pins can race).
+  const tenancy::QuotaLimits& quotas = req.who.tenant.quotas;
+  if (er.pin_ttl.count() > 0 && tenancy::kv_block_limit(quotas) > 0) {
+    const auto need = static_cast<uint64_t>(er.prompt.size()) / static_cast<uint64_t>(engine_.cache_identity().block_size);
+    const auto held = static_cast<uint64_t>(engine_.pinned_blocks(id.label));
+    if (std::optional<tenancy::Refusal> r = tenancy::check_kv_blocks(quotas, held, need)) {
+      r->message = "pinning this prompt's " + std::to_string(need) + " KV blocks would exceed the tenant's cache quota of " +
+                   std::to_string(r->limit_value) + " blocks (" + std::to_string(held) + " pinned now)";
+      metrics_.refused(req.who.tenant.id, r->limit);
+      return NotStarted{NotStarted::Why::kQuota, r->message, *r};
+    }
   }
   tenancy::Admission adm = tenancy_.admit(
       req.who.tenant, {static_cast<uint64_t>(er.prompt.size()), static_cast<uint64_t>(lim.max_tokens)});
@@ -107,7 +121,8 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
     durable_.post([this, f, c = *done] { finish(f, c); });
   };
   try {
-    const auto stream = engine_.submit(std::move(er), {id.label, f->req.priority}, std::move(on_event));
+    const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas))};
+    const auto stream = engine_.submit(std::move(er), who, std::move(on_event));
     f->started(engine_, stream->id());
     return stream->id();
   } catch (const Error& e) {
@@ -125,6 +140,9 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
   uint64_t uncached_cost = 0;
   s.finish = f->text.finish_reason();
   s.usage = token_usage(done.result);
+  s.pin_asked = f->req.pin_ttl.count() > 0;
+  s.pinned_tokens = static_cast<uint64_t>(done.result.pinned_tokens);
+  s.pin_refused = done.result.pin_refused;
   if (done.result.finish == FinishReason::kError) s.error = done.error;
   try {
     if (consumed_work(done.timing)) {

@@ -13,6 +13,7 @@
 // Sink::on_done on a DurableQueue thread. cancel() from any thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,7 @@ struct ServeRequest {
   std::string cache_salt;   // narrows the tenant's scope, never widens it
   bool ignore_eos = false;
   int32_t priority = 0;
+  std::chrono::seconds pin_ttl{0};  // keep the prompt's prefix pinned after it (0: no pin)
 };
 
 // How a started request ended, as its client is told: the usage is the
@@ -49,6 +51,9 @@ struct Served {
   tenancy::TokenUsage usage;
   uint64_t cost_micros = 0;
   bool recorded = false;  // its ledger record was written (a request never admitted by the engine is not billed)
+  bool pin_asked = false;      // it asked for its prompt to be pinned
+  uint64_t pinned_tokens = 0;  // prompt tokens now pinned (billed as a cache write)
+  bool pin_refused = false;    // the tenant's cache quota had no room for the pin
   std::string error;      // the engine or the ledger failed
 };
 

@@ -27,6 +27,9 @@ openai::UsageReport usage_report(const Served& s) {
   u.fresh_prefill_tokens = s.usage.fresh_prefill;
   u.cache_written_tokens = s.usage.cache_written;
   u.cost_micros = s.cost_micros;
+  u.pin_asked = s.pin_asked;
+  u.pinned_tokens = s.pinned_tokens;
+  u.pin_refused = s.pin_refused;
   return u;
 }
 

@@ -100,6 +100,10 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
                                       {"tier", "state"}))),
       kv_usage_(registry_.gauge(info("kvgate_kv_usage_ratio", "KV blocks in use / blocks in the tier.", {"tier"}))),
       kv_capacity_(registry_.gauge(info("kvgate_kv_capacity_bytes", "The KV tier's capacity.", {"tier"}))),
+      kv_pinned_(registry_.gauge(info("kvgate_kv_pinned_blocks", "KV blocks held by pins (a subset of in_use).", {"tier"}))),
+      policy_info_(registry_.gauge(info("kvgate_eviction_policy_info",
+                                        "1 for the tier's eviction policy now, 0 for those it had before.",
+                                        {"tier", "policy"}))),
       running_(registry_.gauge(info("kvgate_requests_running", "Requests the scheduler is running."))),
       waiting_(registry_.gauge(info("kvgate_requests_waiting", "Requests submitted and waiting for admission."))),
       preemptions_(registry_.counter(info("kvgate_preemptions_total", "Running requests preempted (recomputed later)."))),
@@ -165,10 +169,15 @@ std::string ServingMetrics::tenant_of(TenantId label) const {
 void ServingMetrics::collect(Engine& engine) {
   cache::CacheStats st;
   int64_t running = 0;
+  std::string policy;
   engine.inspect([&](const Scheduler& s) {
     st = s.pool().stats();
     running = static_cast<int64_t>(s.running());
+    policy = s.pool().policy().name();
   });
+  policy_info_.at({"device", policy});
+  policy_info_.each([&](std::span<const std::string> l, metrics::Gauge& g) { g.set(l[1] == policy ? 1 : 0); });
+  kv_pinned_.at({"device"}).set(st.blocks_pinned);
   // Waiting: submitted and not running, including what is still in the
   // engine's inbox (outstanding counts from submit()).
   running_.at({}).set(static_cast<double>(running));

@@ -82,6 +82,8 @@ class ServingMetrics {
   metrics::Family<metrics::Gauge>& kv_blocks_;
   metrics::Family<metrics::Gauge>& kv_usage_;
   metrics::Family<metrics::Gauge>& kv_capacity_;
+  metrics::Family<metrics::Gauge>& kv_pinned_;
+  metrics::Family<metrics::Gauge>& policy_info_;
   metrics::Family<metrics::Gauge>& running_;
   metrics::Family<metrics::Gauge>& waiting_;
   metrics::Family<metrics::Counter>& preemptions_;

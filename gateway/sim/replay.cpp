@@ -145,6 +145,11 @@ class LowerTier {
   std::vector<EntryId> free_;
 };
 
+// The policy of the tiers below the device: the bound is the bound on every tier.
+const policies::PolicySpec& lower_spec(const ReplayConfig& c) {
+  return c.lower_policy && c.policy.name != "belady" ? *c.lower_policy : c.policy;
+}
+
 // For each block reference of the trace, the request (within its copy) that
 // next holds the same id, or -1; only Belady needs it.
 std::vector<int32_t> next_uses(const ReplayTrace& trace) {
@@ -178,7 +183,7 @@ class Replayer final : public cache::BlockEventListener {
     // Built bottom up, so that each tier knows the one below.
     for (size_t t = config.tiers.size(); t-- > 1;)
       lower_.insert(lower_.begin(), std::make_unique<LowerTier>(config.tiers[t].tier, config.tiers[t].blocks,
-                                                                make_tier_policy(config.policy),
+                                                                make_tier_policy(lower_spec(config)),
                                                                 lower_.empty() ? nullptr : lower_.front().get()));
     if (belady_) next_ = next_uses(trace);
     result_.tiers.resize(config.tiers.size());
@@ -190,6 +195,8 @@ class Replayer final : public cache::BlockEventListener {
       for (int64_t r = 0; r < trace_.requests(); ++r) serve(copy, r);
     result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result_.policy = policies::to_string(config_.policy);
+    if (config_.tiers.size() > 1 && lower_spec(config_) != config_.policy)
+      result_.policy += " / " + policies::to_string(lower_spec(config_));
     result_.params = params_;
     return result_;
   }

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,9 @@ std::string_view tier_name(policies::Tier tier);
 
 struct ReplayConfig {
   std::vector<TierSpec> tiers;  // device first, then host, then disk (each at most once, in that order)
-  policies::PolicySpec policy;  // "belady": the offline bound
+  policies::PolicySpec policy;  // "belady": the offline bound (on every tier)
+  // The host and disk tiers' policy; unset: the same as the device's.
+  std::optional<policies::PolicySpec> lower_policy;
   int32_t repeat = 1;           // back-to-back copies of the trace with disjoint hash ids
   double depth_weight = 0.02;   // for the prefill-weighted hit rate
 };
@@ -62,7 +65,7 @@ struct TierHits {
 };
 
 struct ReplayResult {
-  std::string policy;             // the spec as written back
+  std::string policy;             // the spec as written back ("s3fifo / lru" with another lower-tier policy)
   policies::PolicyParams params;  // effective (device tier's policy)
   int64_t requests = 0, tokens = 0, blocks = 0;
   int64_t hit_tokens = 0, hit_blocks = 0;

@@ -42,6 +42,8 @@ const families = {
   kvgate_kv_blocks: ['gauge', ['tier', 'state']],
   kvgate_kv_usage_ratio: ['gauge', ['tier']],
   kvgate_kv_capacity_bytes: ['gauge', ['tier']],
+  kvgate_kv_pinned_blocks: ['gauge', ['tier']],
+  kvgate_eviction_policy_info: ['gauge', ['tier', 'policy']],
   kvgate_requests_running: ['gauge', []],
   kvgate_requests_waiting: ['gauge', []],
   kvgate_preemptions_total: ['counter', []],
