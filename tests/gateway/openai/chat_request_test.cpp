@@ -226,12 +226,29 @@ TEST(ChatRequest, GenerationRefusalsNameTheField) {
       {body_with(R"("user": 5)"), "user", "invalid_type"},
       {body_with(R"("cache_salt": "")"), "cache_salt", "invalid_value"},
       {body_with(R"("cache_salt": 5)"), "cache_salt", "invalid_type"},
+      {body_with(R"("prompt_cache_retention": "forever")"), "prompt_cache_retention", "invalid_value"},
+      {body_with(R"("prompt_cache_retention": 300)"), "prompt_cache_retention", "invalid_type"},
+      {body_with(R"("cache_ttl": "10m")"), "cache_ttl", "invalid_value"},
       {body_with(R"("frequency_penalty": 0.5)"), "frequency_penalty", "invalid_value"},
       {body_with(R"("presence_penalty": "x")"), "presence_penalty", "invalid_type"},
       {body_with(R"("logprobs": true)"), "logprobs", "invalid_value"},
       {body_with(R"("logprobs": 1)"), "logprobs", "invalid_type"},
       {body_with(R"("top_logprobs": 2)"), "top_logprobs", "invalid_value"},
   });
+}
+
+TEST(ChatRequest, CacheRetentionAsksForAPinOfFiveMinutesOrAnHour) {
+  using std::chrono::seconds;
+  EXPECT_EQ(parse_chat_completion_request(body_with("")).options.pin_ttl, seconds(0)) << "no pin unless asked";
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("prompt_cache_retention": "in_memory")")).options.pin_ttl,
+            seconds(300));
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("prompt_cache_retention": "24h")")).options.pin_ttl,
+            seconds(3600));
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("cache_ttl": "5m")")).options.pin_ttl, seconds(300));
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("prompt_cache_retention": "24h", "cache_ttl": "5m")"))
+                .options.pin_ttl,
+            seconds(300))
+      << "kvgate's own field wins";
 }
 
 TEST(ChatRequest, NTwoSaysWhy) {

@@ -19,6 +19,7 @@
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
 #include "gateway/serving/bootstrap.h"
+#include "gateway/serving/tenant_identity.h"
 #include "tests/engine/test_models.h"
 #include "tests/temp_dir.h"
 
@@ -272,6 +273,31 @@ TEST_F(PipelineTest, MetricsCountARefusalOnceByItsLimitAndNothingElse) {
   const std::string text = metrics_.exposition();
   EXPECT_NE(text.find("kvgate_quota_refusals_total{tenant=\"tight\",limit=\"requests\"} 1\n"), std::string::npos)
       << text;
+}
+
+TEST_F(PipelineTest, APinOverTheCacheQuotaIsRefusedBeforeAnyWorkAndOneThatFitsIsBilledAsAWrite) {
+  const auto small = tenant("small", {.max_cached_kv_blocks = 2});
+  ServeRequest r = request(small, long_prompt_, 2);  // more than two full blocks
+  r.pin_ttl = std::chrono::seconds(300);
+  auto refused = pipeline_->start(r, std::make_shared<RecordingSink>());
+  ASSERT_TRUE(std::holds_alternative<NotStarted>(refused));
+  const NotStarted& no = std::get<NotStarted>(refused);
+  EXPECT_EQ(no.why, NotStarted::Why::kQuota);
+  ASSERT_TRUE(no.quota);
+  EXPECT_EQ(no.quota->limit, tenancy::Limit::kKvBlocks);
+  EXPECT_NE(no.message.find("cache quota of 2 blocks"), std::string::npos) << no.message;
+  EXPECT_FALSE(tenancy_->ledger().find(r.request_id)) << "nothing ran, nothing is billed";
+
+  const auto roomy = tenant("roomy", {.max_cached_kv_blocks = 64});
+  ServeRequest ok = request(roomy, long_prompt_, 2);
+  ok.pin_ttl = std::chrono::seconds(300);
+  const Served s = run(ok);
+  EXPECT_TRUE(s.pin_asked);
+  EXPECT_FALSE(s.pin_refused);
+  EXPECT_GT(s.pinned_tokens, 0u);
+  EXPECT_GE(s.usage.cache_written, s.pinned_tokens) << "the pin is billed as a cache write";
+  (void)engine_->available_blocks();  // a step boundary: the loop has published the pins by then
+  EXPECT_EQ(engine_->pinned_blocks(tenant_label("roomy")) * 16, static_cast<int32_t>(s.pinned_tokens));
 }
 
 }  // namespace
