@@ -32,7 +32,8 @@ Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOpt
 
 Engine::~Engine() { shutdown(); }
 
-std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, RequestStream::Callback cb) {
+std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, RequestStream::Callback cb,
+                                              const std::function<void(RequestId)>& on_id) {
   const SteadyClock::time_point arrival = SteadyClock::now();
   (void)request_limits(req, bounds_);  // on the caller's thread: bad input is the caller's error, not the loop's
   if (const int64_t before = outstanding_.fetch_add(1); eng_.max_outstanding > 0 && before >= eng_.max_outstanding) {
@@ -47,6 +48,7 @@ std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, Reques
     if (cb) cb(t, done);
   };
   auto stream = std::make_shared<RequestStream>(next_id_++, std::move(counted));
+  if (on_id) on_id(stream->id());
   {
     MutexLock lock(mu_);
     if (!stopping_) {

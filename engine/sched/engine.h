@@ -49,7 +49,11 @@ class Engine {
   // arrival is stamped here, so TTFT includes its wait in the inbox. After
   // shutdown the stream finishes at once as cancelled. Throws EngineBusy
   // when max_outstanding requests are already in flight.
-  std::shared_ptr<RequestStream> submit(Request req, Submitter who, RequestStream::Callback cb = {});
+  // `on_id`, when given, is told the request's id before the loop can see
+  // the request, so that a callback which may want to cancel it (a stop
+  // string) knows its id even if every token comes before submit() returns.
+  std::shared_ptr<RequestStream> submit(Request req, Submitter who, RequestStream::Callback cb = {},
+                                        const std::function<void(RequestId)>& on_id = {});
   // Any thread. Applied at the next step boundary; unknown ids are ignored.
   void cancel(RequestId id);
   // Cancels everything in flight and joins the loop. Idempotent.

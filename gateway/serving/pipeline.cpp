@@ -122,8 +122,8 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   };
   try {
     const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas))};
-    const auto stream = engine_.submit(std::move(er), who, std::move(on_event));
-    f->started(engine_, stream->id());
+    const auto stream =
+        engine_.submit(std::move(er), who, std::move(on_event), [&](RequestId rid) { f->started(engine_, rid); });
     return stream->id();
   } catch (const Error& e) {
     tenancy_.quotas().withdraw(f->ticket);  // not served: the tenant is charged nothing, not even the request
