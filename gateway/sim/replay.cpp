@@ -30,36 +30,15 @@ using policies::Tier;
 
 constexpr uint64_t kTag = 0x6b76676174652d73ull;  // "kvgate-s": every replay link's high half
 const cache::ScopeId kScope{1, kTag};
-const cache::BlockHash kSeed{~0ull, kTag};  // no link's low half (a 31-bit id) is all ones
+const cache::BlockHash kSeed{~0ull, kTag};  // no link's low half (a 31-bit id + 1) is all ones
 constexpr TenantId kTenant = 1;
 
-cache::BlockHash link_of(int64_t id) { return {static_cast<uint64_t>(id), kTag}; }
-uint64_t key_of(int64_t id) { return static_cast<uint64_t>(id) + 1; }  // 0 means "no key"
-
-// Until BlockPool::commit passes EntryInfo::key itself (it passes 0 today),
-// the replay says which content each device block was committed with.
-class KeyedPolicy final : public EvictionPolicy {
- public:
-  KeyedPolicy(std::unique_ptr<EvictionPolicy> inner, const std::vector<uint64_t>& keys)
-      : inner_(std::move(inner)), keys_(keys) {}
-  std::string_view name() const override { return inner_->name(); }
-  void on_insert(EntryId id, const policies::EntryInfo& info) override {
-    policies::EntryInfo with_key = info;
-    if (with_key.key == 0) with_key.key = keys_[static_cast<size_t>(id)];
-    inner_->on_insert(id, with_key);
-  }
-  void on_hit(EntryId id) override { inner_->on_hit(id); }
-  void on_release(EntryId id) override { inner_->on_release(id); }
-  void on_remove(EntryId id) override { inner_->on_remove(id); }
-  std::optional<EntryId> victim() const override { return inner_->victim(); }
-  int64_t candidates() const override { return inner_->candidates(); }
-  std::vector<EntryId> eviction_order() const override { return inner_->eviction_order(); }
-  policies::PolicyParams params() const override { return inner_->params(); }
-
- private:
-  std::unique_ptr<EvictionPolicy> inner_;
-  const std::vector<uint64_t>& keys_;
-};
+// A block's chain link. Its low half is what the pool tells the policy as
+// the block's content key (EntryInfo::key), so it is never 0 ("no key"); the
+// lower tiers use the same key.
+uint64_t key_of(int64_t id) { return static_cast<uint64_t>(id) + 1; }
+int64_t id_of(const cache::BlockHash& link) { return static_cast<int64_t>(link.lo) - 1; }
+cache::BlockHash link_of(int64_t id) { return {key_of(id), kTag}; }
 
 // A policy for one tier, and the Belady view of it when it is the bound.
 struct TierPolicy {
@@ -172,13 +151,11 @@ class Replayer final : public cache::BlockEventListener {
   Replayer(const ReplayTrace& trace, const ReplayConfig& config)
       : trace_(trace), config_(config), capacity_(config.tiers.front().blocks) {
     const auto pool_blocks = static_cast<size_t>(capacity_) + static_cast<size_t>(trace.max_chain());
-    keys_.assign(pool_blocks, 0);
     next_of_block_.assign(pool_blocks, policies::BeladyPolicy::kNever);
     TierPolicy device = make_tier_policy(config.policy);
     belady_ = device.belady;
     params_ = device.policy->params();
-    pool_ = std::make_unique<cache::BlockPool>(static_cast<int32_t>(pool_blocks), 1, 0,
-                                               std::make_unique<KeyedPolicy>(std::move(device.policy), keys_));
+    pool_ = std::make_unique<cache::BlockPool>(static_cast<int32_t>(pool_blocks), 1, 0, std::move(device.policy));
     pool_->set_listener(this);
     // Built bottom up, so that each tier knows the one below.
     for (size_t t = config.tiers.size(); t-- > 1;)
@@ -205,7 +182,7 @@ class Replayer final : public cache::BlockEventListener {
     if (e.kind != cache::BlockEventKind::kRemoved) return;
     ++result_.evictions;
     if (!lower_.empty())
-      lower_.front()->insert(static_cast<int64_t>(e.hash.lo), e.depth, next_of_block_[static_cast<size_t>(e.block)]);
+      lower_.front()->insert(id_of(e.hash), e.depth, next_of_block_[static_cast<size_t>(e.block)]);
   }
 
  private:
@@ -292,8 +269,6 @@ class Replayer final : public cache::BlockEventListener {
   BlockId bring_in(int32_t copy, int64_t r, size_t i) {
     const std::optional<BlockId> b = pool_->allocate(kTenant);
     if (!b) throw std::logic_error("sim: no free device block for a request");
-    const int64_t id = static_cast<int64_t>(tokens_[i]);
-    keys_[static_cast<size_t>(*b)] = key_of(id);
     const cache::BlockKey key{links_[i], i == 0 ? kSeed : links_[i - 1], kScope, static_cast<int32_t>(i)};
     if (pool_->commit(*b, key, std::span(tokens_).subspan(i, 1))) note_next_use(*b, copy, r, i);
     return *b;
@@ -309,7 +284,6 @@ class Replayer final : public cache::BlockEventListener {
   const ReplayTrace& trace_;
   const ReplayConfig& config_;
   const int64_t capacity_;
-  std::vector<uint64_t> keys_;             // per device block: the content it was committed with
   std::vector<int64_t> next_of_block_;     // per device block: its next use (Belady)
   policies::BeladyPolicy* belady_ = nullptr;  // the device policy, when it is the bound
   policies::PolicyParams params_;

@@ -3,12 +3,13 @@
 // Belady bound), exactly as the engine drives it (lookup, allocate, commit,
 // release tail first). Host and disk tiers, when asked for, are a stand-in
 // until cache/tiers/ exists: a store per tier ordered by its own instance of
-// the same policy. See docs/policies.md.
+// the same policy (or of --lower-policy). See docs/policies.md.
 //
 // How a trace maps onto the pool: one token per block, whose id is the
 // block's hash id (plus, for --repeat, the copy's offset), and whose chain
-// link is that id; the pool verifies parent, depth, scope and token as for
-// real prompts. A request:
+// link is that id + 1 (the link's low half is the content key the pool gives
+// the policy, and 0 means none); the pool verifies parent, depth, scope and
+// token as for real prompts. A request:
 //   1. looks its chain up on the device (the longest cached prefix: hits,
 //      referenced);
 //   2. continues that prefix through the host, then the disk tier, block by

@@ -25,7 +25,7 @@ ReplayTrace trace_of(const std::vector<std::pair<int64_t, std::vector<int32_t>>>
 }
 
 ReplayResult run(const ReplayTrace& t, const std::string& policy, std::vector<TierSpec> tiers, int32_t repeat = 1) {
-  return replay(t, {std::move(tiers), policies::parse_policy_spec(policy), repeat, 0.02});
+  return replay(t, {std::move(tiers), policies::parse_policy_spec(policy), {}, repeat, 0.02});
 }
 ReplayResult run(const ReplayTrace& t, const std::string& policy, int64_t capacity) {
   return run(t, policy, {{Tier::kDevice, capacity}});
@@ -297,7 +297,7 @@ TEST(Replay, BadConfigurationsAreErrors) {
   EXPECT_THROW(run(t, "lru", {{Tier::kHost, 4}}), Error);
   EXPECT_THROW(run(t, "lru", {{Tier::kDevice, 4}, {Tier::kDisk, 4}, {Tier::kHost, 4}}), Error);
   EXPECT_THROW(run(t, "lru", {{Tier::kDevice, 4}}, 0), Error);
-  EXPECT_THROW(replay(t, {{{Tier::kDevice, 4}}, {"nope", {}}, 1, 0.02}), policies::PolicyError);
+  EXPECT_THROW(replay(t, {{{Tier::kDevice, 4}}, {"nope", {}}, {}, 1, 0.02}), policies::PolicyError);
 }
 
 }  // namespace
