@@ -23,8 +23,9 @@
 // the pool releases a request's blocks tail first, and a block released
 // right after one a level deeper (its child) takes the larger of the two
 // priorities. Without that rule depth weighting evicts heads and keeps
-// useless tails (on the Mooncake trace at 5%: 7% of tokens hit instead of
-// 17%). Every call is O(log n).
+// useless tails (in a prototype of the replay at 5% of the Mooncake trace's
+// blocks with depth_weight 0.1: 7.3% of tokens hit instead of 17.0%). Every
+// call is O(log n).
 #pragma once
 
 #include <memory>
