@@ -284,8 +284,8 @@ TEST(Replay, TiersNeverLoseWhatOneTierOfTheirTotalSizeWouldKeepUnderBelady) {
 
 TEST(Replay, RepeatedCopiesHaveTheirOwnBlocks) {
   const ReplayTrace t = random_trace(3, 50, 3);
-  const ReplayResult once = run(t, "lru", {{Tier::kDevice, 100000}}, 1);
-  const ReplayResult thrice = run(t, "lru", {{Tier::kDevice, 100000}}, 3);
+  const ReplayResult once = run(t, "lru", {{Tier::kDevice, 5000}}, 1);
+  const ReplayResult thrice = run(t, "lru", {{Tier::kDevice, 5000}}, 3);
   EXPECT_EQ(thrice.requests, 150);
   EXPECT_EQ(thrice.hit_tokens, 3 * once.hit_tokens);  // no copy hits another's blocks
   EXPECT_EQ(run(t, "belady", {{Tier::kDevice, 6}}, 2).requests, 100);
