@@ -46,6 +46,16 @@ json::array token_ids(const std::string& text) {
   return ids;
 }
 
+// The tiers' rows: the server's "tiers" when it sends them, else its one
+// pool, which is the device tier (the host and disk tiers are not built).
+json::array tiers_of(const json::object& o) {
+  if (const json::array& t = array_at(o, "tiers"); !t.empty()) return t;
+  json::object device{{"tier", "device"}};
+  for (const char* k : {"blocks_total", "blocks_in_use", "blocks_cached_free", "blocks_free", "blocks_pinned"})
+    if (const json::value* v = o.if_contains(k)) device[k] = *v;
+  return json::array{device};
+}
+
 void add_stats(CLI::App& g, Context& ctx) {
   struct Args {
     std::string tenant, tier;
@@ -53,10 +63,11 @@ void add_stats(CLI::App& g, Context& ctx) {
   auto a = std::make_shared<Args>();
   CLI::App* c = g.add_subcommand("stats", "the KV cache: blocks per tier, and per tenant hits, blocks and pins");
   c->add_option("--tenant", a->tenant, "only this tenant's row");
-  c->add_option("--tier", a->tier, "only this tier's row (device, host, disk)");
+  c->add_option("--tier", a->tier, "only this tier's row (device; host and disk when the server has them)");
   c->callback([&ctx, a] {
     json::value v = ctx.admin().get("/admin/cache");
     json::object& o = v.as_object();
+    json::array tiers = tiers_of(o);
     // Filters apply to the JSON too, so a script sees what a person sees.
     if (!a->tenant.empty()) {
       json::array kept;
@@ -68,43 +79,37 @@ void add_stats(CLI::App& g, Context& ctx) {
     }
     if (!a->tier.empty()) {
       json::array kept;
-      for (const json::value& e : array_at(o, "tiers"))
-        if (cell(e.as_object(), "tier") == a->tier) kept.push_back(e);
-      if (kept.empty()) throw refused("the server has no cache tier '" + a->tier + "'");
-      o["tiers"] = std::move(kept);
+      std::string names;
+      for (const json::value& e : tiers) {
+        const std::string name = cell(e.as_object(), "tier");
+        names += (names.empty() ? "" : ", ") + name;
+        if (name == a->tier) kept.push_back(e);
+      }
+      if (kept.empty()) throw refused("the server has no cache tier '" + a->tier + "' (it has: " + names + ")");
+      tiers = std::move(kept);
+      if (o.contains("tiers")) o["tiers"] = tiers;
     }
     if (ctx.json()) return print_json(std::cout, v);
 
-    Fields summary;
-    for (const auto& m : o)
-      if (!m.value().is_array() && !m.value().is_object()) summary.emplace_back(std::string(m.key()), cell(&m.value()));
-    print_fields(std::cout, summary);
-
-    if (const json::array& tiers = array_at(o, "tiers"); !tiers.empty()) {
-      std::cout << '\n';
-      std::vector<std::string> cols;
-      for (const auto& m : tiers.front().as_object()) cols.push_back(std::string(m.key()));
-      std::vector<std::string> headers;
-      for (const std::string& k : cols) headers.push_back(k == "tier" ? "TIER" : k);
-      Table t(headers);
-      for (const json::value& e : tiers) {
-        std::vector<std::string> row;
-        for (const std::string& k : cols) row.push_back(cell(e.as_object(), k));
-        t.add(std::move(row));
-      }
-      t.print(std::cout);
-    }
-
-    std::cout << '\n';
-    Table t({"TENANT", "HIT_RATE", "QUERY_TOKENS", "HIT_TOKENS", "IN_USE", "CACHED", "STORED", "PINNED", "EVICTIONS"});
-    for (const json::value& e : array_at(o, "tenants")) {
+    Table t({"TIER", "BLOCKS", "IN_USE", "CACHED", "FREE", "PINNED"});
+    for (const json::value& e : tiers) {
       const json::object& r = e.as_object();
-      t.add({r.contains("tenant") ? cell(r, "tenant") : cell(r, "label"),
-             percent(integer(r, "hit_tokens"), integer(r, "query_tokens")), cell(r, "query_tokens"),
-             cell(r, "hit_tokens"), cell(r, "blocks_in_use"), cell(r, "blocks_cached_free"), cell(r, "blocks_stored"),
-             cell(r, "pinned_blocks"), cell(r, "evictions")});
+      t.add({cell(r, "tier"), cell(r, "blocks_total"), cell(r, "blocks_in_use"), cell(r, "blocks_cached_free"),
+             cell(r, "blocks_free"), cell(r, "blocks_pinned")});
     }
     t.print(std::cout);
+    std::cout << "requests in flight: " << cell(o, "requests_in_flight") << "\n\n";
+
+    Table u({"TENANT", "HIT_RATE", "QUERY_TOKENS", "HIT_TOKENS", "IN_USE", "CACHED", "EVICTABLE", "PINNED", "STORED",
+             "EVICTIONS"});
+    for (const json::value& e : array_at(o, "tenants")) {
+      const json::object& r = e.as_object();
+      u.add({r.contains("tenant") ? cell(r, "tenant") : cell(r, "label"),
+             percent(integer(r, "hit_tokens"), integer(r, "query_tokens")), cell(r, "query_tokens"),
+             cell(r, "hit_tokens"), cell(r, "blocks_in_use"), cell(r, "blocks_cached"), cell(r, "blocks_cached_free"),
+             cell(r, "blocks_pinned"), cell(r, "blocks_stored"), cell(r, "evictions")});
+    }
+    u.print(std::cout);
   });
 }
 
@@ -126,14 +131,17 @@ void add_pin(CLI::App& g, Context& ctx) {
   };
   auto a = std::make_shared<Args>();
   CLI::App* c = g.add_subcommand(
-      "pin", "prefill a prompt prefix into the tenant's cache and keep it there (not evicted) for the TTL");
+      "pin", "prefill a prompt prefix into the tenant's cache and keep it there (not evicted) for the TTL; the server "
+      "runs it once as a request of the tenant's, billed as a cache write");
   c->add_option("tenant", a->tenant, "tenant id")->required();
   auto* text = c->add_option("--prompt", a->prompt, "the prefix as text (tokenized as /v1/completions does)");
   auto* file = c->add_option("--prompt-file", a->prompt_file, "the prefix as text, read from a file")->type_name("FILE");
   auto* ids = c->add_option("--tokens", a->tokens, "the prefix as token ids, \"1,2,3\" or \"1 2 3\"")->type_name("IDS");
   text->excludes(file)->excludes(ids);
   file->excludes(ids);
-  c->add_option("--ttl", a->ttl_s, "seconds to keep it pinned: 300 or 3600")->type_name("SECONDS")->capture_default_str();
+  c->add_option("--ttl", a->ttl_s, "seconds to keep it pinned (the server takes 1 to 86400)")
+      ->type_name("SECONDS")
+      ->capture_default_str();
   c->callback([&ctx, a] {
     json::object body{{"ttl_s", a->ttl_s}};
     if (!a->tokens.empty()) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include <boost/json.hpp>
 
@@ -12,8 +13,10 @@ namespace {
 
 namespace json = boost::json;
 
+bool dash(const std::string& s) { return s == "-"; }
+
 bool numeric(const std::string& s) {
-  if (s.empty() || s == "-") return s == "-";
+  if (s.empty()) return false;
   size_t i = (s[0] == '-' || s[0] == '$') ? 1 : 0;
   const size_t n = s.back() == '%' ? s.size() - 1 : s.size();
   if (i >= n) return false;
@@ -22,19 +25,31 @@ bool numeric(const std::string& s) {
   return true;
 }
 
+// The shortest decimal that reads back as the same double: 0.1, not 1E-1.
+std::string number_text(double d) {
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  return buf;
+}
+
 }  // namespace
 
 void Table::print(std::ostream& out) const {
   const size_t n = headers_.size();
   std::vector<size_t> width(n);
-  std::vector<bool> right(n, true);
+  // Right-aligned: a column of numbers (and "-" for none), at least one.
+  std::vector<bool> right(n, true), any_number(n, false);
   for (size_t c = 0; c < n; ++c) width[c] = headers_[c].size();
   for (const auto& row : rows_)
     for (size_t c = 0; c < n && c < row.size(); ++c) {
       width[c] = std::max(width[c], row[c].size());
-      if (!numeric(row[c])) right[c] = false;
+      if (numeric(row[c])) any_number[c] = true;
+      else if (!dash(row[c])) right[c] = false;
     }
-  if (rows_.empty()) std::fill(right.begin(), right.end(), false);
+  for (size_t c = 0; c < n; ++c) right[c] = right[c] && any_number[c];
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s;
     for (size_t c = 0; c < n; ++c) {
@@ -76,6 +91,7 @@ void print_json(std::ostream& out, const json::value& v) { out << json::serializ
 std::string cell(const json::value* v) {
   if (!v || v->is_null()) return "-";
   if (v->is_string()) return v->as_string().empty() ? "-" : std::string(v->as_string());
+  if (v->is_double()) return number_text(v->as_double());
   return json::serialize(*v);
 }
 
