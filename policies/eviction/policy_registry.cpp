@@ -7,6 +7,7 @@
 #include "policies/eviction/cost_aware_policy.h"
 #include "policies/eviction/lru_policy.h"
 #include "policies/eviction/param_check.h"
+#include "policies/eviction/reuse_policy.h"
 #include "policies/eviction/s3fifo_policy.h"
 #include "policies/eviction/tenant_fair_policy.h"
 
@@ -16,6 +17,7 @@ namespace {
 std::vector<PolicyInfo> build_catalog() {
   const S3FifoParams s3;
   const CostAwareParams cost;
+  const ReuseParams reuse;
   return {
       {"lru", "least recently released first (the baseline; a chain's tail goes before its head)", {}, true},
       {"s3fifo",
@@ -42,6 +44,16 @@ std::vector<PolicyInfo> build_catalog() {
        "tenant-fair sharing: each tenant holding blocks is owed an equal share of the tier, and the tenant "
        "furthest over its share gives up a block first, chosen by that tenant's own policy",
        {{"base", 1, "each tenant's own policy: 0 lru, 1 s3fifo, 2 cost (their default parameters)", true}},
+       true},
+      {"reuse",
+       "reuse-time learning: blocks are classed by the request that released them (its last block or not, "
+       "the conversation's turn, the blocks it added); per class it learns after how many releases blocks are "
+       "used again, and evicts the chain with the lowest chance of reuse per cache time it would take, tail first",
+       {{"ghost", reuse.ghost, "evicted blocks remembered (to learn their reuse), x the cached blocks"},
+        {"base", reuse.base, "the first idle-time bucket, in block releases"},
+        {"growth", reuse.growth, "each further idle-time bucket is this much wider"},
+        {"period", reuse.period, "block releases between recomputing what was learned", true},
+        {"halflife", reuse.halflife, "block releases after which past reuses count half; 0: they never fade"}},
        true},
       {"belady",
        "the offline bound (kvgate sim only): evicts the block whose next use is farthest away, the deeper on a tie",
@@ -187,6 +199,8 @@ std::unique_ptr<EvictionPolicy> make_eviction_policy(const PolicySpec& spec) {
   if (info.name == "cost")
     return make_cost_aware_policy({p.at("depth_weight"), p.at("restore_host"), p.at("restore_disk"),
                                    static_cast<int>(p.at("last_tier")), static_cast<int>(p.at("max_hits"))});
+  if (info.name == "reuse")
+    return make_reuse_policy({p.at("ghost"), p.at("base"), p.at("growth"), p.at("period"), p.at("halflife")});
   if (info.name == "fair") {
     const double base = p.at("base");
     check_param(base == 0 || base == 1 || base == 2, "fair", "base", "0 (lru), 1 (s3fifo) or 2 (cost)", base);
