@@ -13,10 +13,10 @@ std::optional<std::string_view> bearer(const server::HttpRequest& req) {
   return auth->substr(kBearer.size());
 }
 
-tenancy::Principal active(std::optional<tenancy::Principal> who) {
+// tenancy answers nothing for an unknown, revoked or suspended tenant's key
+// alike, so all of them are the same 401.
+tenancy::Principal known(std::optional<tenancy::Principal> who) {
   if (!who) throw openai::invalid_api_key();
-  if (who->tenant.status != tenancy::TenantStatus::kActive)
-    throw openai::permission_denied("tenant '" + who->tenant.id + "' is suspended");
   return std::move(*who);
 }
 
@@ -25,7 +25,7 @@ tenancy::Principal active(std::optional<tenancy::Principal> who) {
 tenancy::Principal require_tenant(const server::HttpRequest& req, tenancy::Tenancy& tenancy) {
   const std::optional<std::string_view> key = bearer(req);
   if (!key) throw openai::invalid_api_key();
-  return active(tenancy.authenticate(*key));
+  return known(tenancy.authenticate(*key));
 }
 
 void require_admin(const server::HttpRequest& req, const AdminToken& token) {
@@ -41,7 +41,7 @@ std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequ
   const std::optional<std::string_view> presented = bearer(req);
   if (!presented) throw openai::invalid_api_key();
   if (token.matches(*presented)) return std::nullopt;
-  return active(tenancy.authenticate(*presented));
+  return known(tenancy.authenticate(*presented));
 }
 
 }  // namespace kvgate::serving

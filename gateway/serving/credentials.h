@@ -14,7 +14,8 @@
 
 namespace kvgate::serving {
 
-// An active tenant's key. Suspended tenants get 403.
+// An active tenant's key; anything else (unknown, revoked, a suspended
+// tenant's) is 401, without saying which.
 tenancy::Principal require_tenant(const server::HttpRequest& req, tenancy::Tenancy& tenancy);
 
 // The admin token; a tenant key gets 403 like any other wrong credential.
