@@ -73,11 +73,28 @@ stop_server() {  # PID NAME: SIGTERM; a non-zero exit is a problem to report
 
 # bench NAME ARGS...: one kvgate bench-serve run against the current server;
 # its JSON report goes to $tmp/NAME.json, its progress lines to stderr.
+# Also writes $tmp/NAME.other: the cores other processes kept busy during
+# the run (all busy CPU time, less the server's and the load generator's,
+# over the wall time), because on these shared cores a neighbour's build
+# moves every figure.
 bench() {
   local name=$1
   shift
+  local t0 b0 s0 c0 t1 b1 s1 c1
+  times >"$tmp/times0"  # in this shell, not a $(...) subshell, which has no children of its own
+  t0=$(date +%s.%N) b0=$(busy_jiffies) s0=$(proc_jiffies "$S_PID")
   "$kvgate" bench-serve --url "$S_URL" --cacert "$S_CERT" --admin-token "$S_ADMIN" --tenant-prefix "$name" \
     --label "$name" --vocab-size 32000 --json "$@" >"$tmp/$name.json"
+  t1=$(date +%s.%N) b1=$(busy_jiffies) s1=$(proc_jiffies "$S_PID")
+  times >"$tmp/times1"
+  c0=$(children_seconds "$tmp/times0") c1=$(children_seconds "$tmp/times1")
+  awk -v t="$t1-$t0" -v b=$((b1 - b0)) -v s=$((s1 - s0)) -v c0="$c0" -v c1="$c1" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { split(t, w, "-"); wall = w[1] - w[2]; printf "%.2f\n", ((b - s) / hz - (c1 - c0)) / wall }' >"$tmp/$name.other"
+}
+busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }  # user nice system irq softirq steal
+proc_jiffies() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }                         # utime + stime
+children_seconds() {  # FILE from `times`: user + system seconds of the shell's finished children
+  awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] } print n }' "$1"
 }
 
 "$limits"
@@ -103,27 +120,29 @@ trace=(--workload trace --trace "$shared/traces/conversation_trace.jsonl" --tena
 "$kvgate" bench-serve --dry-run --json "${synthetic[@]}" >"$tmp/plan-synthetic.json"
 "$kvgate" bench-serve --dry-run --json "${trace[@]}" >"$tmp/plan-trace.json"
 
-for cache in on off; do
-  flag=--prefix-cache
-  [[ $cache == on ]] || flag=--no-prefix-cache
-  # The machine's single-request rates, once, where no prompt can hit.
-  if [[ $cache == off ]]; then
-    start_server calibrate "${server_args[@]}" --no-prefix-cache
-    bench calib-prefill --workload synthetic --tenants 1 --users 4 --system-prompts 4 --system-tokens 1024 --turns 1 \
-      --user-tokens 16 --output-tokens 1 --max-concurrency 1 --progress-interval-s 0
-    bench calib-decode --workload synthetic --tenants 1 --users 2 --system-prompts 2 --system-tokens 64 --turns 1 \
-      --user-tokens 16 --output-tokens 64 --max-concurrency 1 --progress-interval-s 0
-    stop_server "$S_PID" "kvgate serve (calibration)"
-  fi
-  for rate in $rates; do
-    start_server "synthetic-$rate-$cache" "${server_args[@]}" "$flag"
-    bench "synthetic-$rate-$cache" "${synthetic[@]}" --request-rate "$rate"
-    stop_server "$S_PID" "kvgate serve (synthetic $rate req/s, cache $cache)"
+# The machine's single-request rates, once, where no prompt can hit.
+start_server calibrate "${server_args[@]}" --no-prefix-cache
+bench calib-prefill --workload synthetic --tenants 1 --users 4 --system-prompts 4 --system-tokens 1024 --turns 1 \
+  --user-tokens 16 --output-tokens 1 --max-concurrency 1 --progress-interval-s 0
+bench calib-decode --workload synthetic --tenants 1 --users 2 --system-prompts 2 --system-tokens 64 --turns 1 \
+  --user-tokens 16 --output-tokens 64 --max-concurrency 1 --progress-interval-s 0
+stop_server "$S_PID" "kvgate serve (calibration)"
+
+# run_pair NAME ARGS...: the same load with the cache on, then at once off, so
+# that each pair meets the same neighbours on these shared cores.
+run_pair() {
+  local name=$1 cache
+  shift
+  for cache in on off; do
+    local flag=--prefix-cache
+    [[ $cache == on ]] || flag=--no-prefix-cache
+    start_server "$name-$cache" "${server_args[@]}" "$flag"
+    bench "$name-$cache" "$@"
+    stop_server "$S_PID" "kvgate serve ($name, prefix cache $cache)"
   done
-  start_server "trace-$cache" "${server_args[@]}" "$flag"
-  bench "trace-$cache" "${trace[@]}"
-  stop_server "$S_PID" "kvgate serve (trace, cache $cache)"
-done
+}
+for rate in $rates; do run_pair "synthetic-$rate" "${synthetic[@]}" --request-rate "$rate"; done
+run_pair trace "${trace[@]}"
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "## Serving under load (ops/bench serve)"
@@ -177,17 +196,18 @@ const offered = (run) => {
 
 console.log('### Per run (vllm bench serve figures)');
 console.log();
-console.log('| run | cache | offered prefill | ok / failed | duration s | req/s | out tok/s | total tok/s | TTFT p50 | TTFT p90 | TTFT p99 | TPOT p50 | TPOT p99 | ITL p50 | ITL p99 | E2EL p50 | E2EL p99 | peak in flight | hit rate (server) | billed | without caching |');
-console.log('|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| run | cache | other CPU | offered prefill | ok / failed | duration s | req/s | out tok/s | total tok/s | TTFT p50 | TTFT p90 | TTFT p99 | TPOT p50 | TPOT p99 | ITL p50 | ITL p99 | E2EL p50 | E2EL p99 | peak in flight | hit rate (server) | billed | without caching |');
+console.log('|---|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 const bad = [];
 for (const run of runs)
   for (const cache of ['on', 'off']) {
     const j = read(`${run.key}-${cache}`);
     if (j.failed) bad.push(`${run.key}-${cache}: ${j.failed} failed, e.g. ${j.failure_examples.join('; ')}`);
-    console.log(`| ${run.name} | ${cache} | ${offered(run)} | ${j.completed} / ${j.failed} | ${f(j.duration, 1)} | ${f(j.request_throughput, 2)} | ${f(j.output_throughput, 1)} | ${f(j.total_token_throughput)} | ${f(j.median_ttft_ms)} | ${f(j.p90_ttft_ms)} | ${f(j.p99_ttft_ms)} | ${f(j.median_tpot_ms)} | ${f(j.p99_tpot_ms)} | ${f(j.median_itl_ms)} | ${f(j.p99_itl_ms)} | ${f(j.median_e2el_ms)} | ${f(j.p99_e2el_ms)} | ${j.max_concurrent_requests} | ${pct(j.cache_hit_rate)} (${pct(j.server_cache_hit_rate)}) | ${usd(j.cost_usd)} | ${usd(j.cost_without_cache_usd)} |`);
+    const other = fs.readFileSync(`${dir}/${run.key}-${cache}.other`, 'utf8').trim();
+    console.log(`| ${run.name} | ${cache} | ${other} | ${offered(run)} | ${j.completed} / ${j.failed} | ${f(j.duration, 1)} | ${f(j.request_throughput, 2)} | ${f(j.output_throughput, 1)} | ${f(j.total_token_throughput)} | ${f(j.median_ttft_ms)} | ${f(j.p90_ttft_ms)} | ${f(j.p99_ttft_ms)} | ${f(j.median_tpot_ms)} | ${f(j.p99_tpot_ms)} | ${f(j.median_itl_ms)} | ${f(j.p99_itl_ms)} | ${f(j.median_e2el_ms)} | ${f(j.p99_e2el_ms)} | ${j.max_concurrent_requests} | ${pct(j.cache_hit_rate)} (${pct(j.server_cache_hit_rate)}) | ${usd(j.cost_usd)} | ${usd(j.cost_without_cache_usd)} |`);
   }
 console.log();
-console.log('Latencies in ms. TTFT: from sending the request to the first streamed chunk with a choice; TPOT: (last chunk - first) / (output - 1) per request; ITL: every gap between chunks; E2EL: send to end. Hit rate: cached / prompt tokens from the usage chunks (the server\'s own prefix-cache counters in brackets). Billed and without caching: the deltas of `kvgate_cost_usd_total` and `kvgate_cost_without_cache_usd_total` over the run\'s tenants.');
+console.log('Other CPU: cores kept busy by other processes during the run (all busy CPU time less the server\'s and the load generator\'s, over the run\'s wall time; 0 is a quiet machine, 2 is both cores taken). Latencies in ms. TTFT: from sending the request to the first streamed chunk with a choice; TPOT: (last chunk - first) / (output - 1) per request; ITL: every gap between chunks; E2EL: send to end. Hit rate: cached / prompt tokens from the usage chunks (the server\'s own prefix-cache counters in brackets). Billed and without caching: the deltas of `kvgate_cost_usd_total` and `kvgate_cost_without_cache_usd_total` over the run\'s tenants.');
 console.log();
 
 console.log('### Prefix cache on / off');
