@@ -36,31 +36,7 @@ free_port() {
   node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-# start_kvgate NAME ARGS...: sets K_PID K_URL K_KEY K_ADMIN K_CERT K_DIR.
-start_kvgate() {
-  local name=$1
-  shift
-  K_DIR=$tmp/$name
-  mkdir -p "$K_DIR"
-  "$kvgate" serve --data-dir "$K_DIR/data" --listen 127.0.0.1:0 "$@" >"$K_DIR/out" 2>"$K_DIR/err" &
-  K_PID=$!
-  pids+=("$K_PID")
-  local i
-  for ((i = 0; i < 1200; i++)); do
-    grep -qs 'listening on https://' "$K_DIR/out" && break
-    if ! kill -0 "$K_PID" 2>/dev/null; then
-      echo "gateway_bench: kvgate serve $* exited at start-up:" >&2
-      cat "$K_DIR/out" "$K_DIR/err" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-  K_URL=$(grep -o 'listening on https://127\.0\.0\.1:[0-9]*' "$K_DIR/out" | sed 's/listening on //')
-  K_KEY=$(grep -o 'API key (shown once): kvg-[^ ]*' "$K_DIR/out" | sed 's/.*: //')
-  K_ADMIN=$(grep -o 'admin token (shown once): kvga-[^ ]*' "$K_DIR/out" | sed 's/.*: //')
-  K_CERT=$(grep -o 'TLS certificate [^ ]*' "$K_DIR/out" | sed 's/TLS certificate //')
-  [[ -n $K_URL && -n $K_ADMIN && -n $K_CERT ]] || { echo "gateway_bench: cannot read kvgate's start-up lines" >&2; cat "$K_DIR/out" >&2; exit 1; }
-}
+. "$(dirname "$0")/start_kvgate.sh"
 
 # stop PID NAME: SIGTERM, and a non-zero exit is a problem to report.
 stop() {

@@ -36,30 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server NAME ARGS...: sets S_PID S_URL S_ADMIN S_CERT.
-start_server() {
-  local name=$1
-  shift
-  local d=$tmp/$name
-  mkdir -p "$d"
-  "$kvgate" serve --data-dir "$d/data" --listen 127.0.0.1:0 "$@" >"$d/out" 2>"$d/err" &
-  S_PID=$!
-  pids+=("$S_PID")
-  local i
-  for ((i = 0; i < 1200; i++)); do
-    grep -qs 'listening on https://' "$d/out" && break
-    if ! kill -0 "$S_PID" 2>/dev/null; then
-      echo "serve_bench: kvgate serve $* exited at start-up:" >&2
-      cat "$d/out" "$d/err" >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-  S_URL=$(grep -o 'listening on https://127\.0\.0\.1:[0-9]*' "$d/out" | sed 's/listening on //')
-  S_ADMIN=$(grep -o 'admin token (shown once): kvga-[^ ]*' "$d/out" | sed 's/.*: //')
-  S_CERT=$(grep -o 'TLS certificate [^ ]*' "$d/out" | sed 's/TLS certificate //')
-  [[ -n $S_URL && -n $S_ADMIN && -n $S_CERT ]] || { echo "serve_bench: cannot read kvgate's start-up lines" >&2; cat "$d/out" >&2; exit 1; }
-}
+. "$(dirname "$0")/start_kvgate.sh"
 
 stop_server() {  # PID NAME: SIGTERM; a non-zero exit is a problem to report
   local rc=0
@@ -82,10 +59,10 @@ bench() {
   shift
   local t0 b0 s0 c0 t1 b1 s1 c1
   times >"$tmp/times0"  # in this shell, not a $(...) subshell, which has no children of its own
-  t0=$(date +%s.%N) b0=$(busy_jiffies) s0=$(proc_jiffies "$S_PID")
-  "$kvgate" bench-serve --url "$S_URL" --cacert "$S_CERT" --admin-token "$S_ADMIN" --tenant-prefix "$name" \
+  t0=$(date +%s.%N) b0=$(busy_jiffies) s0=$(proc_jiffies "$K_PID")
+  "$kvgate" bench-serve --url "$K_URL" --cacert "$K_CERT" --admin-token "$K_ADMIN" --tenant-prefix "$name" \
     --label "$name" --vocab-size 32000 --json "$@" >"$tmp/$name.json"
-  t1=$(date +%s.%N) b1=$(busy_jiffies) s1=$(proc_jiffies "$S_PID")
+  t1=$(date +%s.%N) b1=$(busy_jiffies) s1=$(proc_jiffies "$K_PID")
   times >"$tmp/times1"
   c0=$(children_seconds "$tmp/times0") c1=$(children_seconds "$tmp/times1")
   awk -v t="$t1-$t0" -v b=$((b1 - b0)) -v s=$((s1 - s0)) -v c0="$c0" -v c1="$c1" -v hz="$(getconf CLK_TCK)" \
@@ -121,12 +98,12 @@ trace=(--workload trace --trace "$shared/traces/conversation_trace.jsonl" --tena
 "$kvgate" bench-serve --dry-run --json "${trace[@]}" >"$tmp/plan-trace.json"
 
 # The machine's single-request rates, once, where no prompt can hit.
-start_server calibrate "${server_args[@]}" --no-prefix-cache
+start_kvgate calibrate "${server_args[@]}" --no-prefix-cache
 bench calib-prefill --workload synthetic --tenants 1 --users 4 --system-prompts 4 --system-tokens 1024 --turns 1 \
   --user-tokens 16 --output-tokens 1 --max-concurrency 1 --progress-interval-s 0
 bench calib-decode --workload synthetic --tenants 1 --users 2 --system-prompts 2 --system-tokens 64 --turns 1 \
   --user-tokens 16 --output-tokens 64 --max-concurrency 1 --progress-interval-s 0
-stop_server "$S_PID" "kvgate serve (calibration)"
+stop_server "$K_PID" "kvgate serve (calibration)"
 
 # run_pair NAME ARGS...: the same load with the cache on, then at once off, so
 # that each pair meets the same neighbours on these shared cores.
@@ -136,9 +113,9 @@ run_pair() {
   for cache in on off; do
     local flag=--prefix-cache
     [[ $cache == on ]] || flag=--no-prefix-cache
-    start_server "$name-$cache" "${server_args[@]}" "$flag"
+    start_kvgate "$name-$cache" "${server_args[@]}" "$flag"
     bench "$name-$cache" "$@"
-    stop_server "$S_PID" "kvgate serve ($name, prefix cache $cache)"
+    stop_server "$K_PID" "kvgate serve ($name, prefix cache $cache)"
   done
 }
 for rate in $rates; do run_pair "synthetic-$rate" "${synthetic[@]}" --request-rate "$rate"; done
