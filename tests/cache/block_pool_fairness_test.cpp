@@ -8,24 +8,16 @@
 #include "cache/block_hash.h"
 #include "cache/block_pool.h"
 #include "policies/eviction/policy_registry.h"
+#include "tests/cache/chain_support.h"
 
 namespace kvgate::cache {
 namespace {
 
-constexpr int32_t kB = 4;
+using pool_testing::Chain;
+using pool_testing::kB;
+using pool_testing::make_chain;
+
 const ScopeId kQuiet{1, 0}, kLoud{2, 0};
-
-struct Chain {
-  Hash128 seed;
-  std::vector<TokenId> tokens;
-  std::vector<BlockHash> hashes;
-};
-
-Chain make_chain(const ScopeId& scope, std::vector<TokenId> tokens) {
-  Chain c{chain_seed({scope, {9, 9}, kB, ""}), std::move(tokens), {}};
-  extend_chain(c.hashes, c.seed, c.tokens, kB);
-  return c;
-}
 
 // One request: look the chain up, write what missed, release tail first.
 // Returns the blocks it found cached.

@@ -10,6 +10,7 @@
 #include "cache/block_hash.h"
 #include "cache/block_pool.h"
 #include "policies/eviction/lru_policy.h"
+#include "tests/cache/chain_support.h"
 
 namespace kvgate::cache {
 namespace {
@@ -17,21 +18,12 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = BlockPool::Clock;
 
-constexpr int32_t kB = 4;
+using pool_testing::Chain;
+using pool_testing::kB;
+using pool_testing::make_chain;
+
 const ScopeId kScopeA{1, 0}, kScopeB{2, 0};
 constexpr TenantId kA = 1, kB_ = 2;
-
-struct Chain {
-  Hash128 seed;
-  std::vector<TokenId> tokens;
-  std::vector<BlockHash> hashes;
-};
-
-Chain make_chain(const ScopeId& scope, std::vector<TokenId> tokens) {
-  Chain c{chain_seed({scope, {9, 9}, kB, ""}), std::move(tokens), {}};
-  extend_chain(c.hashes, c.seed, c.tokens, kB);
-  return c;
-}
 
 // A request that missed everything and has ended: its blocks are cached
 // and unreferenced, released tail first.

@@ -8,26 +8,18 @@
 
 #include "cache/block_pool.h"
 #include "policies/eviction/lru_policy.h"
+#include "tests/cache/chain_support.h"
 
 namespace kvgate::cache {
 namespace {
 
-constexpr int32_t kB = 4;
+using pool_testing::Chain;
+using pool_testing::kB;
+using pool_testing::make_chain;
+
 const ScopeId kScopeA{1, 0}, kScopeB{2, 0};
 // The non-secret label the pool charges a scope's blocks to (tenant 1, 2).
 TenantId tenant_of(const ScopeId& s) { return s.lo; }
-
-struct Chain {
-  Hash128 seed;
-  std::vector<TokenId> tokens;
-  std::vector<BlockHash> hashes;
-};
-
-Chain make_chain(const ScopeId& scope, std::vector<TokenId> tokens, std::string_view salt = "", int32_t B = kB) {
-  Chain c{chain_seed({scope, {9, 9}, B, salt}), std::move(tokens), {}};
-  extend_chain(c.hashes, c.seed, c.tokens, B);
-  return c;
-}
 
 // Plays a request that missed everything: allocates, fills and commits
 // every full block of `c`; returns its blocks (still referenced).
