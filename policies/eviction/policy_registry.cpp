@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "policies/eviction/belady_policy.h"
+#include "policies/eviction/convo_policy.h"
 #include "policies/eviction/cost_aware_policy.h"
 #include "policies/eviction/lru_policy.h"
 #include "policies/eviction/param_check.h"
@@ -54,6 +55,15 @@ std::vector<PolicyInfo> build_catalog() {
         {"growth", reuse.growth, "each further idle-time bucket is this much wider"},
         {"period", reuse.period, "block releases between recomputing what was learned", true},
         {"halflife", reuse.halflife, "block releases after which past reuses count half; 0: they never fade"}},
+       true},
+      {"convo",
+       "S3-FIFO that evicts first each request's last block past the shared first one (partial: the "
+       "conversation's next turn replaces it); the other blocks as s3fifo",
+       {{"small", s3.small, "the small queue's starting share of the cached blocks"},
+        {"ghost", s3.ghost, "blocks evicted from the small queue that are remembered, x the cached blocks"},
+        {"window", s3.window, "a ghost hit resizes the queues if it returns within window x cached blocks evictions"},
+        {"step", s3.step, "blocks the small queue's target moves per such ghost hit"},
+        {"adapt", s3.adapt ? 1.0 : 0.0, "1: the small queue sizes itself; 0: it keeps its starting share", true}},
        true},
       {"belady",
        "the offline bound (kvgate sim only): evicts the block whose next use is farthest away, the deeper on a tie",
@@ -201,6 +211,8 @@ std::unique_ptr<EvictionPolicy> make_eviction_policy(const PolicySpec& spec) {
                                    static_cast<int>(p.at("last_tier")), static_cast<int>(p.at("max_hits"))});
   if (info.name == "reuse")
     return make_reuse_policy({p.at("ghost"), p.at("base"), p.at("growth"), p.at("period"), p.at("halflife")});
+  if (info.name == "convo")
+    return make_convo_policy({p.at("small"), p.at("ghost"), p.at("window"), p.at("step"), p.at("adapt") != 0});
   if (info.name == "fair") {
     const double base = p.at("base");
     check_param(base == 0 || base == 1 || base == 2, "fair", "base", "0 (lru), 1 (s3fifo) or 2 (cost)", base);

@@ -23,7 +23,7 @@ TEST(PolicyRegistry, ParsesANameAndParameters) {
 
 TEST(PolicyRegistry, ErrorsNameTheBadPartAndWhatIsValid) {
   EXPECT_EQ(error_of([] { parse_policy_spec("lfu"); }),
-            "unknown eviction policy 'lfu' (known: lru, s3fifo, cost, fair, reuse, belady (offline, kvgate sim only))");
+            "unknown eviction policy 'lfu' (known: lru, s3fifo, cost, fair, reuse, convo, belady (offline, kvgate sim only))");
   EXPECT_EQ(error_of([] { parse_policy_spec(""); }).substr(0, 33), "an eviction policy needs a name (");
   EXPECT_EQ(error_of([] { parse_policy_spec("s3fifo:gohst=2"); }),
             "eviction policy 's3fifo' has no parameter 'gohst' (its parameters: small, ghost, window, step, adapt)");
