@@ -36,18 +36,7 @@ free_port() {
   node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
-. "$(dirname "$0")/start_kvgate.sh"
-
-# stop PID NAME: SIGTERM, and a non-zero exit is a problem to report.
-stop() {
-  local rc=0
-  kill -TERM "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || rc=$?
-  local keep=()
-  for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-  pids=("${keep[@]}")
-  ((rc == 0)) || problems+=("$2 exited with status $rc after SIGTERM")
-}
+. "$(dirname "$0")/bench_servers.sh"
 
 # A tenant without quotas (the demo tenant allows 600 requests a minute).
 bench_key() {
@@ -145,18 +134,18 @@ proto() {  # "TLSv1.3 TLS_AES_256_GCM_SHA384": the "New, ..." line (stdin held o
 }
 kv_proto=$(proto "$K_URL")
 kv1=$(wrk_best kv-io1 -H "Authorization: Bearer $key" "$K_URL/v1/models")
-stop "$K_PID" "kvgate serve (io_threads 1)"
+stop_server "$K_PID" "kvgate serve (io_threads 1)"
 start_kvgate io2 --model "$model260k" --kv-budget 256MiB --io-threads 2
 key2=$(bench_key)
 kv2=$(wrk_best kv-io2 -H "Authorization: Bearer $key2" "$K_URL/v1/models")
-stop "$K_PID" "kvgate serve (io_threads 2)"
+stop_server "$K_PID" "kvgate serve (io_threads 2)"
 start_nginx 1 "$cert" "$tlskey" "$tmp/models.json"
 ng_proto=$(proto "$N_URL")
 ng1=$(wrk_best nginx-1 "$N_URL/v1/models")
-stop "$N_PID" "nginx (1 worker)"
+stop_server "$N_PID" "nginx (1 worker)"
 start_nginx 2 "$cert" "$tlskey" "$tmp/models.json"
 ng2=$(wrk_best nginx-2 "$N_URL/v1/models")
-stop "$N_PID" "nginx (2 workers)"
+stop_server "$N_PID" "nginx (2 workers)"
 
 echo "### GET /v1/models, keep-alive ($(wc -c <"$tmp/models.json") B JSON body; nginx serves the same bytes as a static file, same certificate and key)"
 echo
@@ -187,7 +176,7 @@ wrk.headers["Authorization"] = "Bearer $key"
 EOF
 cm=$(wrk_best cmpl -s "$tmp/completion.lua" "$K_URL/v1/completions")
 check=$(curl -s --cacert "$K_CERT" "$K_URL/v1/usage" -H "Authorization: Bearer $key")
-stop "$K_PID" "kvgate serve (completions)"
+stop_server "$K_PID" "kvgate serve (completions)"
 read -r r a b n e <<<"$cm"
 echo "### POST /v1/completions, max_tokens 1, stories260K (\"Once upon a time\", 5 prompt tokens)"
 echo
@@ -206,10 +195,10 @@ echo
 count=1000 hold=5
 start_kvgate idle --model "$model260k" --kv-budget 256MiB
 kv_idle=$(node "$here/gateway_bench.mjs" idle "$K_URL" "$K_CERT" $count $hold "$K_PID")
-stop "$K_PID" "kvgate serve (idle connections)"
+stop_server "$K_PID" "kvgate serve (idle connections)"
 start_nginx 1 "$cert" "$tlskey" "$tmp/models.json"
 ng_idle=$(node "$here/gateway_bench.mjs" idle "$N_URL" "$cert" $count $hold "$N_PID" $N_WORKERS)
-stop "$N_PID" "nginx (idle connections)"
+stop_server "$N_PID" "nginx (idle connections)"
 echo "### $count idle TLS connections, held ${hold} s (ulimit -n $(ulimit -n); idle timeout 60 s)"
 echo
 echo "Opened by one node process in batches of 100 handshakes; RSS is VmRSS from /proc (nginx: master + worker). After the hold each connection sends GET /health."
@@ -241,7 +230,7 @@ for cache in on off; do
   start_kvgate "tenants-$cache" --model "$m110" --kv-budget 1GiB "$flag"
   name=$(curl -sf --cacert "$K_CERT" "$K_URL/v1/models" -H "Authorization: Bearer $K_KEY" | sed 's/.*"id":"\([^"]*\)".*/\1/')
   mt[$cache]=$(node "$here/gateway_bench.mjs" tenants "$K_URL" "$K_CERT" "$K_ADMIN" "$name")
-  stop "$K_PID" "kvgate serve (110M, prefix cache $cache)"
+  stop_server "$K_PID" "kvgate serve (110M, prefix cache $cache)"
 done
 echo "### Multi-tenant shared prefixes, ~110M f32 model (12 layers, dim 768), --kv-budget 1GiB"
 echo

@@ -36,17 +36,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-. "$(dirname "$0")/start_kvgate.sh"
-
-stop_server() {  # PID NAME: SIGTERM; a non-zero exit is a problem to report
-  local rc=0
-  kill -TERM "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || rc=$?
-  local keep=()
-  for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-  pids=("${keep[@]}")
-  ((rc == 0)) || problems+=("$2 exited with status $rc after SIGTERM")
-}
+. "$(dirname "$0")/bench_servers.sh"
 
 # bench NAME ARGS...: one kvgate bench-serve run against the current server;
 # its JSON report goes to $tmp/NAME.json, its progress lines to stderr.

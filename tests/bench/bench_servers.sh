@@ -1,6 +1,7 @@
-# Sourced by the benchmarks that run `kvgate serve` (gateway_bench.sh,
-# serve_bench.sh). Expects $kvgate (the binary), $tmp (a scratch folder)
-# and a `pids` array the caller's cleanup waits on.
+# Sourced by the benchmarks that run servers (gateway_bench.sh,
+# serve_bench.sh). Expects $kvgate (the binary), $tmp (a scratch folder), a
+# `pids` array the caller's cleanup waits on and a `problems` array it
+# reports.
 #
 # start_kvgate NAME ARGS...: starts `kvgate serve --data-dir $tmp/NAME/data
 # --listen 127.0.0.1:0 ARGS...`, waits for its start-up lines and sets
@@ -33,4 +34,15 @@ start_kvgate() {
     cat "$K_DIR/out" >&2
     exit 1
   }
+}
+
+# stop_server PID NAME: SIGTERM, and a non-zero exit is a problem to report.
+stop_server() {
+  local rc=0
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || rc=$?
+  local keep=()
+  for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+  pids=("${keep[@]}")
+  ((rc == 0)) || problems+=("$2 exited with status $rc after SIGTERM")
 }
