@@ -15,8 +15,22 @@
 namespace kvgate::policies {
 namespace {
 
-std::vector<PolicyInfo> build_catalog() {
+// S3-FIFO's parameters, which convo takes too (its other blocks are an S3-FIFO).
+std::vector<PolicyParamInfo> s3fifo_param_info() {
   const S3FifoParams s3;
+  return {{"small", s3.small, "the small queue's starting share of the cached blocks"},
+          {"ghost", s3.ghost, "blocks evicted from the small queue that are remembered, x the cached blocks"},
+          {"window", s3.window, "a ghost hit resizes the queues if it returns within window x cached blocks evictions"},
+          {"step", s3.step, "blocks the small queue's target moves per such ghost hit"},
+          {"adapt", s3.adapt ? 1.0 : 0.0, "1: the small queue sizes itself; 0: it keeps its starting share", true}};
+}
+
+S3FifoParams s3fifo_params_of(const PolicyParams& p) {
+  return {p.at("small"), p.at("ghost"), p.at("window"), p.at("step"), p.at("adapt") != 0};
+}
+
+std::vector<PolicyInfo> build_catalog() {
+  const std::vector<PolicyParamInfo> s3fifo_params = s3fifo_param_info();
   const CostAwareParams cost;
   const ReuseParams reuse;
   return {
@@ -25,11 +39,7 @@ std::vector<PolicyInfo> build_catalog() {
        "S3-FIFO: first-use blocks wait in a small FIFO and leave first unless hit there; blocks hit, or back "
        "while still remembered in the ghost list, live in the main LRU queue; the small queue sizes itself by "
        "ghost hits",
-       {{"small", s3.small, "the small queue's starting share of the cached blocks"},
-        {"ghost", s3.ghost, "blocks evicted from the small queue that are remembered, x the cached blocks"},
-        {"window", s3.window, "a ghost hit resizes the queues if it returns within window x cached blocks evictions"},
-        {"step", s3.step, "blocks the small queue's target moves per such ghost hit"},
-        {"adapt", s3.adapt ? 1.0 : 0.0, "1: the small queue sizes itself; 0: it keeps its starting share", true}},
+       s3fifo_params,
        true},
       {"cost",
        "cost-aware GreedyDual: keeps the blocks whose eviction would cost most (hits x the prefill at their "
@@ -59,11 +69,7 @@ std::vector<PolicyInfo> build_catalog() {
       {"convo",
        "S3-FIFO that evicts first each request's last block past the shared first one (partial: the "
        "conversation's next turn replaces it); the other blocks as s3fifo",
-       {{"small", s3.small, "the small queue's starting share of the cached blocks"},
-        {"ghost", s3.ghost, "blocks evicted from the small queue that are remembered, x the cached blocks"},
-        {"window", s3.window, "a ghost hit resizes the queues if it returns within window x cached blocks evictions"},
-        {"step", s3.step, "blocks the small queue's target moves per such ghost hit"},
-        {"adapt", s3.adapt ? 1.0 : 0.0, "1: the small queue sizes itself; 0: it keeps its starting share", true}},
+       s3fifo_params,
        true},
       {"belady",
        "the offline bound (kvgate sim only): evicts the block whose next use is farthest away, the deeper on a tie",
@@ -205,14 +211,14 @@ std::unique_ptr<EvictionPolicy> make_eviction_policy(const PolicySpec& spec) {
   const PolicyParams p = resolve_params(spec);
   if (info.name == "lru") return make_lru_policy();
   if (info.name == "s3fifo")
-    return make_s3fifo_policy({p.at("small"), p.at("ghost"), p.at("window"), p.at("step"), p.at("adapt") != 0});
+    return make_s3fifo_policy(s3fifo_params_of(p));
   if (info.name == "cost")
     return make_cost_aware_policy({p.at("depth_weight"), p.at("restore_host"), p.at("restore_disk"),
                                    static_cast<int>(p.at("last_tier")), static_cast<int>(p.at("max_hits"))});
   if (info.name == "reuse")
     return make_reuse_policy({p.at("ghost"), p.at("base"), p.at("growth"), p.at("period"), p.at("halflife")});
   if (info.name == "convo")
-    return make_convo_policy({p.at("small"), p.at("ghost"), p.at("window"), p.at("step"), p.at("adapt") != 0});
+    return make_convo_policy(s3fifo_params_of(p));
   if (info.name == "fair") {
     const double base = p.at("base");
     check_param(base == 0 || base == 1 || base == 2, "fair", "base", "0 (lru), 1 (s3fifo) or 2 (cost)", base);
