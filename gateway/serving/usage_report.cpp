@@ -1,10 +1,10 @@
 #include "gateway/serving/usage_report.h"
 
 #include <charconv>
-#include <chrono>
 #include <limits>
 
 #include "gateway/openai/api_error.h"
+#include "tenancy/clock.h"
 
 namespace kvgate::serving {
 namespace {
@@ -17,11 +17,6 @@ std::optional<int64_t> query_seconds(std::string_view target, std::string_view n
   if (ec != std::errc() || end != v->data() + v->size())
     throw openai::invalid_value(name, "expected a whole number of seconds since the Unix epoch");
   return out;
-}
-
-int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -41,7 +36,8 @@ std::optional<std::string_view> query_value(std::string_view target, std::string
 
 UsagePeriod usage_period(std::string_view target) {
   UsagePeriod p;
-  p.end = query_seconds(target, "end_time").value_or(unix_now() + 1);
+  const int64_t now = tenancy::SystemClock::instance().now_ns() / 1'000'000'000;
+  p.end = query_seconds(target, "end_time").value_or(now + 1);
   p.start = query_seconds(target, "start_time").value_or(p.end - 30 * 86400);
   if (p.start > p.end) throw openai::invalid_value("start_time", "must not be after end_time");
   // Nanoseconds must not overflow: the ledger keys are int64 ns.
