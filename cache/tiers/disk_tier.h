@@ -1,0 +1,228 @@
+// DiskTier: the tier below the host, in RocksDB under the data directory.
+// Each block is one sealed record (block_record.h), stored as the value of
+// its TierKey (tier_key.h: scope, then hash) in the "records" column family,
+// whose large values go to blob files (BlobDB). A small "index" column
+// family, written in the same WriteBatch as each record, holds what the
+// in-memory index needs (identity digest, owner, depth, size, write order),
+// so a restart rebuilds the index without reading a single large value.
+//
+// Writes never make the caller wait on the disk: enqueue() copies a record
+// into a bounded queue (refusing, counted, when it is full), and one writer
+// thread writes the queue in FIFO order, in batches, with sync=false (the
+// WAL is in the OS page cache once Write returns: a kill -9 of the process
+// loses nothing acknowledged; a power cut may). After each batch it indexes
+// the records (counted persisted) and evicts by the policy while the tier's
+// bytes exceed its capacity.
+//
+// Chains, what is guaranteed: records are written in the order enqueued
+// (a head enqueued before its tail is persisted no later than the tail, in
+// the same or an earlier batch). A record whose parent's latest put failed
+// (refused for a full queue, or in a batch whose write failed) is refused
+// itself, at enqueue or when the writer reaches it, and then counts as
+// failed for its own children: a failure in the middle of a chain never
+// leaves the chain's tail persisted without its head. (The memory of
+// failures is bounded to the last 65,536 keys; a head evicted for capacity
+// later is not covered: lookups walk from the head, so such a tail is only
+// unreachable, never wrong.)
+//
+// Failures: a failed write (disk full, an I/O error) drops its batch
+// (counted in write_errors and refused) and is logged to stderr at most once
+// per 10 s with the directory and RocksDB's status; the database is then
+// reopened before the next write (reads wait for that), which keeps failing,
+// counted, until the fault is gone. The tier keeps working.
+//
+// Thread-safety: every member may be called from any thread, except that
+// nothing may run concurrently with the destructor. enqueue, contains and
+// stats take only a short lock; get reads RocksDB (blocking: call it from
+// a reader thread, never the engine loop); drop_corrupt, evict_tenant,
+// purge_*, set_policy and put_raw_for_test wait for a batch being written.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "cache/tiers/block_record.h"
+#include "cache/tiers/kv_identity.h"
+#include "cache/tiers/tier_key.h"
+#include "cache/tiers/tier_stats.h"
+#include "policies/eviction/eviction_policy.h"
+
+namespace rocksdb {
+class Env;
+class Status;
+class WriteBatch;
+struct WriteOptions;
+}  // namespace rocksdb
+
+namespace kvgate::cache {
+
+namespace detail {
+struct DiskDb;  // the database and its column families (disk_tier.cpp)
+}
+
+struct DiskTierOptions {
+  std::string dir;                    // the tier's own directory (created if missing)
+  int64_t capacity_bytes = 0;         // of records (logical: RocksDB reclaims deleted blobs at compaction)
+  KvIdentity identity;
+  std::unique_ptr<policies::EvictionPolicy> policy;   // null = lru
+  // A database that will not open (or whose index cannot be read): renamed
+  // to <dir>.corrupt-<unix time> and a fresh one made, instead of refusing.
+  bool move_aside_corrupt = false;
+  // Bytes of records waiting for the writer; past it, enqueue() refuses
+  // (counted). A record larger than this is still taken when the queue is empty.
+  size_t write_queue_bytes = size_t{64} << 20;
+  rocksdb::Env* env = nullptr;        // tests inject faults (null = default); must outlive the tier
+};
+
+class DiskTier {
+ public:
+  // Opens or creates the database and rebuilds the in-memory index from the
+  // index column family; entries of another identity are ignored (counted as
+  // foreign). Throws std::runtime_error naming the directory and RocksDB's
+  // status ("kv disk tier at /x/kv: Corruption: ...") for a database that
+  // will not open, unless move_aside_corrupt; std::invalid_argument for an
+  // invalid identity or an empty dir.
+  static std::unique_ptr<DiskTier> open(DiskTierOptions options);
+  ~DiskTier();  // stops the writer after writing what is queued
+  DiskTier(const DiskTier&) = delete;
+  DiskTier& operator=(const DiskTier&) = delete;
+
+  const KvIdentity& identity() const { return identity_; }
+  const std::string& dir() const { return dir_; }
+  // Where a corrupt database was moved at open (move_aside_corrupt), or empty.
+  const std::string& moved_aside_to() const { return moved_aside_to_; }
+
+  // Copies a sealed record into the write queue. False when the queue is
+  // full, the record's header does not read or is of another identity, or
+  // its parent's latest put failed (all refused, counted), or the key is
+  // already stored or queued (not counted).
+  bool enqueue(std::span<const std::byte> record, TenantId owner);
+
+  // A record: from the queue if it is still waiting there, else read from
+  // RocksDB (blocking). Nothing when not indexed or the read failed (a miss).
+  // A hit is counted and told to the policy (on_hit, then on_release). The
+  // caller runs check_record and reports a fault with drop_corrupt.
+  std::optional<std::vector<std::byte>> get(const TierKey& key);
+  // Stored (indexed) or queued.
+  bool contains(const TierKey& key) const;
+  // An entry found corrupt: deleted (or, still queued, never written) and
+  // counted under fault_name(why), once; nothing for a key not held.
+  void drop_corrupt(const TierKey& key, RecordFault why);
+
+  // Waits until everything queued before the call is written or dropped.
+  void flush();
+
+  // Deletes every entry of another identity (and any index entry that does
+  // not parse); returns how many.
+  int64_t purge_foreign();
+  // Deletes everything, queued records included; returns how many entries.
+  int64_t purge_all();
+  // Deletes every entry charged to `tenant` (counted as evicted) and drops
+  // its queued records; returns how many.
+  int32_t evict_tenant(TenantId tenant);
+
+  // Replaces the policy live, keeping the old one's eviction order.
+  void set_policy(std::unique_ptr<policies::EvictionPolicy> policy);
+  std::string policy_name() const;
+  policies::PolicyParams policy_params() const;
+  TierStats stats() const;
+
+  // Tests: writes `value` as the record of `key` (the index entry as if it
+  // were a good record of `owner` at `depth`), bypassing sealing and the
+  // queue, so that flipped or truncated values can be planted.
+  void put_raw_for_test(const TierKey& key, std::span<const std::byte> value, TenantId owner, int32_t depth);
+
+ private:
+  struct Pending;
+  struct Entry {
+    TierKey key;
+    TenantId owner = 0;
+    int32_t depth = 0;
+    int64_t bytes = 0;
+    bool live = false;
+  };
+
+  explicit DiskTier(DiskTierOptions&& o);
+  void open_or_move_aside();
+  void rebuild_index();
+  void writer_loop();
+  void write_batch(std::vector<std::shared_ptr<Pending>>& batch);
+  policies::EntryInfo entry_info(policies::EntryId e) const;
+  // *_locked: mu_ held.
+  policies::EntryId add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes);
+  void remove_entry_locked(policies::EntryId e);
+  bool chain_broken_locked(const BlockKey& key) const;
+  void note_failed_locked(const TierKey& key);
+  void log_throttled(const std::string& what);
+  void delete_keys(const std::vector<TierKey>& keys, const char* why);  // write_mu_ held
+  // write_mu_ held: reopens the database if a write failed since; false while it cannot be.
+  bool ready_to_write(std::string* why);
+  void writable_or_throw();
+  rocksdb::Status write_db(rocksdb::WriteBatch* wb, const rocksdb::WriteOptions& wo);  // write_mu_ held  // write_mu_ held: ready_to_write, or std::runtime_error
+
+  const std::string dir_;
+  const KvIdentity identity_;
+  const uint64_t digest_;
+  const int64_t capacity_bytes_;
+  const size_t write_queue_bytes_;
+  const bool move_aside_corrupt_;
+  rocksdb::Env* const env_;
+  std::string moved_aside_to_;
+
+  std::unique_ptr<detail::DiskDb> db_;  // immutable once open
+
+  // write_mu_ serialises every change to the database (the writer's batches,
+  // deletes) and reopening it; taken before db_mu_ and mu_, never while
+  // holding either.
+  std::mutex write_mu_;
+  // After a failed write the database is closed and opened again before the
+  // next one (RocksDB 7.8 would otherwise append to the WAL writer that saw
+  // the error: an assertion, or every later write failing). Guarded by write_mu_.
+  bool need_reopen_ = false;
+  // Readers (get) hold it shared while they use db_; a reopen holds it exclusive.
+  std::shared_mutex db_mu_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::unique_ptr<policies::EvictionPolicy> policy_;
+  std::vector<Entry> entries_;
+  std::vector<policies::EntryId> free_ids_;
+  std::unordered_map<TierKey, policies::EntryId, TierKeyHasher> index_;
+  std::unordered_map<TenantId, int64_t> tenant_blocks_;
+  int64_t used_bytes_ = 0;
+  uint64_t next_seq_ = 1;  // write order, stored in the index (rebuild keeps the policy's order roughly)
+  std::deque<std::shared_ptr<Pending>> fifo_;
+  std::unordered_map<TierKey, std::shared_ptr<Pending>, TierKeyHasher> queued_;  // waiting or being written
+  size_t queued_bytes_ = 0;
+  uint64_t enqueued_seq_ = 0, done_seq_ = 0;
+  std::unordered_set<TierKey, TierKeyHasher> failed_;  // keys whose latest put failed
+  std::deque<TierKey> failed_order_;
+  bool stop_ = false;
+  TierStats counters_;
+  std::chrono::steady_clock::time_point last_log_{};
+  bool logged_ = false;
+  int64_t unlogged_ = 0;
+
+  std::thread writer_;
+};
+
+// Offline, for `kvgate cache purge`: opens `dir` and deletes the entries
+// whose identity differs from `keep` (every entry when keep is null);
+// returns how many. 0 for a directory that does not exist. Throws like
+// DiskTier::open (a running server holds the database's lock: refused).
+int64_t purge_disk_tier(const std::string& dir, const KvIdentity* keep);
+
+}  // namespace kvgate::cache
