@@ -3,7 +3,8 @@
 //
 // The seam between the engine and its backends, header-only so that the
 // CUDA backend in kernels/ implements it without depending on the engine's
-// libraries (only on this header, batch.h, model_config.h and kv_layout.h).
+// libraries (only on this header, batch.h, model_config.h, kv_layout.h and
+// weights_view.h).
 // The CPU backend is the reference; every other backend is tested against
 // it. Which one runs is chosen at run time (backend_registry.h).
 //
@@ -25,6 +26,14 @@ namespace kvgate {
 struct BackendOptions {
   int32_t block_size = 16;      // tokens per KV block
   int64_t kv_budget_bytes = 0;  // KV pool size; 0 = enough for one full context
+  // The K/V element type. The CPU backend keeps f32 only (the registry
+  // refuses another); the CUDA backend keeps f32, f16 or bf16.
+  KvType kv_type = KvType::kF32;
+  // A device backend's share of its device's memory (weights, KV pool and
+  // workspace together), vLLM's gpu_memory_utilization: when above 0, the KV
+  // pool gets what is left of that share after the weights and workspace,
+  // capped by kv_budget_bytes when that is set too. 0: kv_budget_bytes alone.
+  double memory_utilization = 0;
 };
 
 class Backend {
@@ -50,6 +59,9 @@ class Backend {
   // Whole-block copies between the device pool and host memory, for the
   // cache tiers, in kv_layout()'s arrangement. The cache reaches them
   // through cache::BlockCopier (sched/backend_block_copier.h adapts).
+  // The one exception to one driving thread: copy_block_to_host is called
+  // by the tiers' mover thread, concurrently with forward(), for a block the
+  // mover holds a reference on (cached, so no step writes it).
   virtual void copy_block_to_host(BlockId block, std::span<std::byte> dst) const = 0;
   virtual void copy_block_from_host(BlockId block, std::span<const std::byte> src) = 0;
 

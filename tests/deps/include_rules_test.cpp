@@ -41,7 +41,7 @@ const std::vector<std::string> kModules = {"policies", "cache", "tenancy", "engi
 
 // The Backend seam: the only engine/ headers kernels/ may see.
 const std::set<std::string> kSeamHeaders = {"engine/backend.h", "engine/batch.h", "engine/model_config.h",
-                                            "engine/kv_layout.h", "engine/error.h"};
+                                            "engine/kv_layout.h", "engine/weights_view.h", "engine/error.h"};
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
