@@ -1,19 +1,75 @@
-// The registry: a fixed table of the backends compiled in. The CUDA backend
-// (kernels/) registers here once it exists; until then this build is
-// CPU-only and says so when asked for cuda.
+// The registry: a fixed table of the backends compiled in. `cpu` always;
+// `cuda` when the build found nvcc (KVGATE_HAVE_CUDA), from kernels/.
+// engine/ never includes kernels/ (the dependency arrows point the other
+// way), so the two entry points of kernels/cuda_backend.h are declared here;
+// a signature that drifted would fail to link, not misbehave.
 #include "engine/backend_registry.h"
 
 #include "engine/cpu/cpu_backend.h"
 #include "engine/error.h"
+#include "engine/model/model.h"
+#include "engine/model/tensor_type.h"
+#include "engine/weights_view.h"
 
 namespace kvgate {
 
-std::vector<std::string> built_backends() { return {"cpu"}; }
+#if defined(KVGATE_HAVE_CUDA)
+int cuda_device_count();
+std::unique_ptr<Backend> make_cuda_backend(const ModelConfig& config, const WeightsView& weights,
+                                           const BackendOptions& opt);
+#endif
+
+namespace {
+
+static_assert(static_cast<uint32_t>(WeightType::kF32) == static_cast<uint32_t>(TensorType::F32));
+static_assert(static_cast<uint32_t>(WeightType::kF16) == static_cast<uint32_t>(TensorType::F16));
+static_assert(static_cast<uint32_t>(WeightType::kBF16) == static_cast<uint32_t>(TensorType::BF16));
+static_assert(static_cast<uint32_t>(WeightType::kQ8_0) == static_cast<uint32_t>(TensorType::Q8_0));
+
+[[maybe_unused]] MatrixView view(const Matrix& m) {
+  return {static_cast<WeightType>(m.type), m.rows, m.cols, m.row_bytes, m.data};
+}
+
+// The loaded model's tensors as the seam describes them (weights_view.h).
+[[maybe_unused]] WeightsView weights_view(const LlamaWeights& w) {
+  WeightsView v;
+  v.token_embd = view(w.token_embd);
+  v.output_norm = w.output_norm;
+  v.output = view(w.output);
+  for (const LayerWeights& l : w.layers)
+    v.layers.push_back({l.attn_norm, view(l.wq), view(l.wk), view(l.wv), view(l.wo), l.ffn_norm, view(l.w_gate),
+                        view(l.w_up), view(l.w_down)});
+  return v;
+}
+
+std::unique_ptr<Backend> make_cpu(std::shared_ptr<const Model> model, const BackendOptions& opt) {
+  if (opt.kv_type != KvType::kF32)
+    throw Error("the CPU backend keeps K/V in f32, not " + std::string(kv_type_name(opt.kv_type)));
+  return make_cpu_backend(std::move(model), opt);
+}
+
+}  // namespace
+
+std::vector<std::string> built_backends() {
+#if defined(KVGATE_HAVE_CUDA)
+  return {"cpu", "cuda"};
+#else
+  return {"cpu"};
+#endif
+}
 
 std::unique_ptr<Backend> make_backend(std::string_view name, std::shared_ptr<const Model> model,
                                       const BackendOptions& opt) {
-  if (name == "auto" || name == "cpu") return make_cpu_backend(std::move(model), opt);
+  if (name == "cpu") return make_cpu(std::move(model), opt);
+#if defined(KVGATE_HAVE_CUDA)
+  // The backend copies the weights to the device; `model` may go once it returns.
+  if (name == "cuda" || (name == "auto" && cuda_device_count() > 0))
+    return make_cuda_backend(model->config(), weights_view(model->weights()), opt);
+  if (name == "auto") return make_cpu(std::move(model), opt);
+#else
+  if (name == "auto") return make_cpu(std::move(model), opt);
   if (name == "cuda") throw Error("this kvgate was built without the CUDA backend (use --backend cpu or auto)");
+#endif
   throw Error("unknown backend '" + std::string(name) + "' (expected auto, cpu or cuda)");
 }
 

@@ -1,0 +1,295 @@
+// The CUDA backend, the CPU backend's forward pass (engine/cpu/cpu_backend.cpp)
+// on the device, kernel for kernel. One step flattens every sequence's new
+// tokens into activation rows X [T][dim]; per layer:
+//   h      = rmsnorm(x) * attn_norm                      rmsnorm.h
+//   qkv    = h Wqkv^T                                     gemm.h (fused Q, K, V)
+//   rope(q, k) at each row's position                     rope.h
+//   K/V[slot] <- k, v                                     kv_store.h
+//   att    = attention over K/V[0..pos]                   paged_attention.h (decode rows)
+//                                                          prefill_attention.h (prefill tiles)
+//   x     += att Wo^T                                     gemm.h, beta 1
+//   h      = rmsnorm(x) * ffn_norm
+//   x     += swiglu(h Wgate_up^T) Wdown^T                 swiglu.h, gemm.h
+// then logits = (rmsnorm(x) * output_norm) Wout^T for the rows that want
+// them (the norm gathers them), copied back through pinned memory.
+//
+// Everything runs on one compute stream, synchronized once per step when
+// the logits come back; block copies to and from the host run on their own
+// stream (block_transfer.h). After a device fault (a sticky CUDA error) the
+// backend refuses all further work, naming the first fault, so the engine
+// ends requests with one clear error instead of undefined results.
+//
+// Thread ownership: one thread (the engine loop), as every Backend.
+#include "kernels/cuda_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/attention_batch.h"
+#include "kernels/block_transfer.h"
+#include "kernels/cuda_error.h"
+#include "kernels/device_buffer.h"
+#include "kernels/device_weights.h"
+#include "kernels/embed.h"
+#include "kernels/gemm.h"
+#include "kernels/kv_pool_geometry.h"
+#include "kernels/kv_store.h"
+#include "kernels/paged_attention.h"
+#include "kernels/prefill_attention.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/step_plan.h"
+#include "kernels/stream.h"
+#include "kernels/swiglu.h"
+
+namespace kvgate {
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+namespace {
+
+using namespace kvgate::cuda;
+
+// Scratch is sized for this many rows before the free memory is measured,
+// so the KV pool does not take what the first steps need (the scheduler's
+// default step budget); larger steps grow it.
+constexpr int64_t kReservedRows = 512;
+constexpr int64_t kReservedLogitRows = 64;
+
+void check_shape(const ModelConfig& c) {
+  auto bad = [&](const std::string& why) { throw Error("cuda backend: the model's shape is not supported: " + why); };
+  if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0) bad("n_heads is not a multiple of n_kv_heads");
+  if (c.head_dim <= 0 || c.head_dim > kMaxHeadDim) bad("head_dim " + std::to_string(c.head_dim) + " (at most 256)");
+  if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) bad("rope_dim " + std::to_string(c.rope_dim));
+}
+
+int select_device() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    throw Error(std::string("cuda backend: no CUDA device (") +
+                (e != cudaSuccess ? cudaGetErrorString(e) : "the runtime sees none") +
+                "); use --backend cpu, or auto to fall back to it");
+  }
+  check(cudaSetDevice(0), "cudaSetDevice");
+  return 0;
+}
+
+double mib(size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const ModelConfig& c, const WeightsView& w, const BackendOptions& opt)
+      : c_((check_shape(c), c)),
+        kv_type_(opt.kv_type),
+        device_(select_device()),
+        gemm_(stream_.get()),
+        weights_(DeviceWeights::upload(c_, w, stream_.get())) {
+    const RopeTableHost rope = make_rope_table(c_.context_length, c_.rope_dim, c_.rope_base);
+    rope_half_ = rope.half;
+    rope_cos_ = upload(rope.cos, "rope table");
+    rope_sin_ = upload(rope.sin, "rope table");
+    ensure_scratch(kReservedRows, kReservedLogitRows);
+    check(cudaStreamSynchronize(stream_.get()), "start-up");
+
+    size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    int64_t budget = opt.kv_budget_bytes;
+    if (opt.memory_utilization > 0) {
+      if (opt.memory_utilization > 1) throw Error("cuda backend: gpu_memory_utilization must be in (0, 1]");
+      // vLLM's rule: the share of the whole device, less what is in use now
+      // (the weights, the workspace, and anything other processes hold).
+      const auto share = static_cast<int64_t>(static_cast<double>(total) * opt.memory_utilization);
+      const int64_t left = share - static_cast<int64_t>(total - free);
+      if (left <= 0)
+        throw Error("cuda backend: gpu_memory_utilization " + std::to_string(opt.memory_utilization) + " of " +
+                    std::to_string(total >> 20) + " MiB leaves nothing for the KV cache: " +
+                    std::to_string((total - free) >> 20) + " MiB are in use after the weights");
+      budget = budget > 0 ? std::min(budget, left) : left;
+    }
+    cap_ = kvgate::kv_capacity(c_, kv_type_, opt.block_size, budget);
+    geometry_ = {c_.n_layers, cap_.block_size, c_.kv_dim()};
+    pool_ = DeviceBuffer(static_cast<size_t>(cap_.bytes()), "the KV pool (lower --kv-budget or gpu_memory_utilization)");
+    // Zeroed as the CPU's pool is, so an unwritten slot copies out the same bytes.
+    check(cudaMemsetAsync(pool_.as(), 0, pool_.bytes(), stream_.get()), "KV pool clear");
+    transfer_ = std::make_unique<BlockTransfer>(pool_.as<std::byte>(), block_bytes(), cap_.num_blocks);
+    staging_ = PinnedBuffer(block_bytes(), "block staging");
+    check(cudaStreamSynchronize(stream_.get()), "start-up");
+    report(free, total);
+  }
+
+  std::string_view name() const override { return "cuda"; }
+  const ModelConfig& config() const override { return c_; }
+  KvLayout kv_layout() const override { return {kv_type_}; }
+  const KvCapacity& kv_capacity() const override { return cap_; }
+
+  void forward(std::span<const SequenceStep> batch, Logits& out) override {
+    refuse_if_failed();
+    plan_.build(batch, c_, cap_.block_size, cap_.num_blocks);  // throws before anything is queued
+    guarded([&] { run(batch, out); });
+  }
+
+  void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override {
+    refuse_if_failed();
+    if (dst.size() != block_bytes()) throw Error("copy_block_to_host: buffer is not one block");
+    guarded([&] {
+      transfer_->to_host({&b, 1}, staging_.as<std::byte>(), stream_.get());
+      transfer_->wait();
+      std::memcpy(dst.data(), staging_.as(), dst.size());
+    });
+  }
+
+  void copy_block_from_host(BlockId b, std::span<const std::byte> src) override {
+    refuse_if_failed();
+    if (src.size() != block_bytes()) throw Error("copy_block_from_host: buffer is not one block");
+    guarded([&] {
+      std::memcpy(staging_.as(), src.data(), src.size());
+      transfer_->from_host({&b, 1}, staging_.as<std::byte>(), stream_.get());
+      transfer_->wait();  // the staging buffer is reused by the next call
+    });
+  }
+
+  void copy_block(BlockId src, BlockId dst) override {
+    refuse_if_failed();
+    if (src < 0 || src >= cap_.num_blocks || dst < 0 || dst >= cap_.num_blocks)
+      throw Error("copy_block: bad block id");
+    if (src == dst) return;
+    // Queued on the compute stream: ordered before the step that writes the copy.
+    guarded([&] {
+      check(cudaMemcpyAsync(pool_.as<std::byte>() + static_cast<size_t>(dst) * block_bytes(),
+                            pool_.as<std::byte>() + static_cast<size_t>(src) * block_bytes(), block_bytes(),
+                            cudaMemcpyDeviceToDevice, stream_.get()),
+            "copy_block");
+    });
+  }
+
+ private:
+  template <typename F>
+  void guarded(F&& f) const {
+    try {
+      f();
+    } catch (const CudaError& e) {
+      if (!e.recoverable()) failed_ = e.what();
+      throw;
+    }
+  }
+  void refuse_if_failed() const {
+    if (!failed_.empty()) throw Error("cuda backend: the device failed earlier and takes no more work: " + failed_);
+  }
+
+  template <typename T>
+  DeviceBuffer upload(const std::vector<T>& v, const char* what) {
+    DeviceBuffer b(v.size() * sizeof(T), what);
+    check(cudaMemcpyAsync(b.as(), v.data(), b.bytes(), cudaMemcpyHostToDevice, stream_.get()), what);
+    check(cudaStreamSynchronize(stream_.get()), what);
+    return b;
+  }
+
+  void ensure_scratch(int64_t rows, int64_t logit_rows) {
+    const auto f = [](int64_t n, int64_t width) { return static_cast<size_t>(n * width) * sizeof(float); };
+    const int64_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim;
+    ensure_bytes(x_, f(rows, d), "activations");
+    ensure_bytes(h_, f(rows, d), "activations");
+    ensure_bytes(att_, f(rows, d), "attention output");
+    ensure_bytes(qkv_, f(rows, d + 2 * kvd), "q, k, v");
+    ensure_bytes(gate_up_, f(rows, 2 * ff), "gate, up");
+    ensure_bytes(act_, f(rows, ff), "swiglu output");
+    ensure_bytes(logits_, f(logit_rows, c_.vocab_size), "logits");
+    ensure_bytes(logits_host_, f(logit_rows, c_.vocab_size), "logits (host)");
+  }
+
+  void run(std::span<const SequenceStep> batch, Logits& out) {
+    const cudaStream_t s = stream_.get();
+    const int64_t T = plan_.rows(), R = static_cast<int64_t>(plan_.head_rows.size());
+    const int32_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim, qkvw = d + 2 * kvd;
+    ensure_scratch(T, R);
+    const DeviceStep step = uploader_.upload(plan_, s);
+    float *x = x_.as<float>(), *h = h_.as<float>(), *att = att_.as<float>(), *qkv = qkv_.as<float>();
+    const AttentionShape shape{c_.n_heads, c_.n_kv_heads, c_.head_dim, 1.0f / std::sqrt(static_cast<float>(c_.head_dim))};
+    const auto n_decode = static_cast<int32_t>(plan_.decode.size());
+    const auto n_tiles = static_cast<int32_t>(plan_.prefill.size());
+
+    embed_rows(weights_.embd_type, weights_.embd, weights_.embd_row_bytes, step.tokens, T, d, x, s);
+    for (int32_t l = 0; l < c_.n_layers; ++l) {
+      const DeviceLayer& L = weights_.layers[l];
+      rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h, s);
+      gemm_.linear(L.qkv, h, T, qkv, qkvw, 0.0f);
+      rope_rows({qkv, qkvw, c_.n_heads}, {qkv + d, qkvw, c_.n_kv_heads}, step.pos, T, c_.head_dim,
+                rope_cos_.as<float>(), rope_sin_.as<float>(), rope_half_, s);
+      kv_store(geometry_, kv_type_, pool_.as(), l, qkv + d, qkv + d + kvd, qkvw, step.slots, T, s);
+      paged_decode_attention(geometry_, kv_type_, pool_.as(), l, shape, qkv, qkvw, att, d, step.decode, n_decode,
+                             step.tables, s);
+      prefill_attention(geometry_, kv_type_, pool_.as(), l, shape, qkv, qkvw, att, d, step.prefill, n_tiles,
+                        step.tables, s);
+      gemm_.linear(L.wo, att, T, x, d, 1.0f);
+      rmsnorm_rows(x, nullptr, T, L.ffn_norm.as<float>(), d, c_.rms_eps, h, s);
+      gemm_.linear(L.gate_up, h, T, gate_up_.as<float>(), 2 * ff, 0.0f);
+      swiglu_rows(gate_up_.as<float>(), T, ff, act_.as<float>(), s);
+      gemm_.linear(L.down, act_.as<float>(), T, x, d, 1.0f);
+    }
+
+    out.reset(batch, c_.vocab_size);
+    const size_t logit_bytes = static_cast<size_t>(R) * c_.vocab_size * sizeof(float);
+    if (R > 0) {
+      rmsnorm_rows(x, step.head_rows, R, weights_.output_norm.as<float>(), d, c_.rms_eps, h, s);
+      gemm_.linear(weights_.output, h, R, logits_.as<float>(), c_.vocab_size, 0.0f);
+      check(cudaMemcpyAsync(logits_host_.as(), logits_.as(), logit_bytes, cudaMemcpyDeviceToHost, s), "logits copy");
+    }
+    check(cudaStreamSynchronize(s), "forward");  // where a fault inside a kernel surfaces
+    if (R > 0) std::memcpy(out.row_data(0), logits_host_.as(), logit_bytes);
+  }
+
+  void report(size_t free_after_weights, size_t total) const {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
+    std::fprintf(stderr,
+                 "kvgate cuda: %s (sm_%d%d, %.0f MiB): weights %.1f MiB, %.0f MiB free after weights; "
+                 "KV cache %s, %lld tokens (%d blocks of %d, %.1f MiB); maximum concurrency %.2fx for "
+                 "%d-token requests\n",
+                 prop.name, prop.major, prop.minor, mib(total), mib(weights_.bytes), mib(free_after_weights),
+                 std::string(kv_type_name(kv_type_)).c_str(), static_cast<long long>(cap_.tokens()), cap_.num_blocks,
+                 cap_.block_size, mib(static_cast<size_t>(cap_.bytes())),
+                 static_cast<double>(cap_.tokens()) / c_.context_length, c_.context_length);
+  }
+
+  const ModelConfig c_;
+  const KvType kv_type_;
+  const int device_;
+  Stream stream_;
+  Gemm gemm_;
+  DeviceWeights weights_;
+  DeviceBuffer rope_cos_, rope_sin_;
+  int32_t rope_half_ = 0;
+  KvCapacity cap_;
+  KvPoolGeometry geometry_;
+  DeviceBuffer pool_;
+  std::unique_ptr<BlockTransfer> transfer_;
+  PinnedBuffer staging_;  // one block, for the single-block copies
+  mutable std::string failed_;  // the first device fault; set: every call refuses
+  // Per-step state, reused across steps.
+  StepPlan plan_;
+  StepUploader uploader_;
+  DeviceBuffer x_, h_, att_, qkv_, gate_up_, act_, logits_;
+  PinnedBuffer logits_host_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const ModelConfig& config, const WeightsView& weights,
+                                           const BackendOptions& opt) {
+  return std::make_unique<CudaBackend>(config, weights, opt);
+}
+
+}  // namespace kvgate

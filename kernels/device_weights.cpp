@@ -1,0 +1,86 @@
+#include "kernels/device_weights.h"
+
+#include <initializer_list>
+#include <string>
+
+#include "kernels/convert.h"
+
+namespace kvgate::cuda {
+namespace {
+
+bool gemm_type(WeightType t) { return t == WeightType::kF32 || t == WeightType::kF16 || t == WeightType::kBF16; }
+
+size_t element_bytes(WeightType t) { return t == WeightType::kF32 ? 4 : 2; }
+
+// The parts stacked row-wise into one device matrix (they share cols).
+DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* what, cudaStream_t stream) {
+  DeviceMatrix m;
+  m.cols = (*parts.begin())->cols;
+  m.type = (*parts.begin())->type;
+  for (const MatrixView* p : parts) {
+    if (p->cols != m.cols) throw Error(std::string("weights: the parts of ") + what + " differ in width");
+    m.rows += p->rows;
+    if (p->type != m.type || !gemm_type(p->type)) m.type = WeightType::kF32;
+  }
+  const size_t row_bytes = static_cast<size_t>(m.cols) * element_bytes(m.type);
+  m.storage = DeviceBuffer(static_cast<size_t>(m.rows) * row_bytes, what);
+  m.data = m.storage.as();
+  auto* dst = m.storage.as<std::byte>();
+  for (const MatrixView* p : parts) {
+    if (p->type == m.type) {
+      // Stored rows of a GEMM type are dense: row_bytes == cols x element bytes.
+      check(cudaMemcpyAsync(dst, p->data, p->bytes(), cudaMemcpyHostToDevice, stream), what);
+    } else {
+      DeviceBuffer raw(p->bytes(), what);
+      check(cudaMemcpyAsync(raw.as(), p->data, p->bytes(), cudaMemcpyHostToDevice, stream), what);
+      widen_rows(p->type, raw.as(), p->row_bytes, p->rows, p->cols, reinterpret_cast<float*>(dst), stream);
+      check(cudaStreamSynchronize(stream), what);  // before `raw` is freed
+    }
+    dst += static_cast<size_t>(p->rows) * row_bytes;
+  }
+  return m;
+}
+
+DeviceBuffer upload_vector(const float* v, int64_t n, const char* what, cudaStream_t stream) {
+  DeviceBuffer b(static_cast<size_t>(n) * sizeof(float), what);
+  check(cudaMemcpyAsync(b.as(), v, b.bytes(), cudaMemcpyHostToDevice, stream), what);
+  return b;
+}
+
+}  // namespace
+
+DeviceWeights DeviceWeights::upload(const ModelConfig& c, const WeightsView& w, cudaStream_t stream) {
+  if (static_cast<int32_t>(w.layers.size()) != c.n_layers) throw Error("weights: layer count differs from the config");
+  DeviceWeights d;
+  for (const LayerWeightsView& lw : w.layers) {
+    DeviceLayer l;
+    l.attn_norm = upload_vector(lw.attn_norm, c.dim, "attn_norm", stream);
+    l.ffn_norm = upload_vector(lw.ffn_norm, c.dim, "ffn_norm", stream);
+    l.qkv = fuse({&lw.wq, &lw.wk, &lw.wv}, "attn_qkv", stream);
+    l.wo = fuse({&lw.wo}, "attn_output", stream);
+    l.gate_up = fuse({&lw.w_gate, &lw.w_up}, "ffn_gate_up", stream);
+    l.down = fuse({&lw.w_down}, "ffn_down", stream);
+    d.bytes += l.attn_norm.bytes() + l.ffn_norm.bytes() + l.qkv.storage.bytes() + l.wo.storage.bytes() +
+               l.gate_up.storage.bytes() + l.down.storage.bytes();
+    d.layers.push_back(std::move(l));
+  }
+  d.output_norm = upload_vector(w.output_norm, c.dim, "output_norm", stream);
+  d.output = fuse({&w.output}, "output", stream);
+  d.embd_type = w.token_embd.type;
+  d.embd_row_bytes = w.token_embd.row_bytes;
+  if (w.token_embd.data == w.output.data && d.output.type == w.token_embd.type) {
+    d.embd = d.output.data;  // tied, and kept in the stored type: the same bytes serve both
+  } else {
+    d.embd_storage = DeviceBuffer(w.token_embd.bytes(), "token_embd");
+    check(cudaMemcpyAsync(d.embd_storage.as(), w.token_embd.data, w.token_embd.bytes(), cudaMemcpyHostToDevice,
+                          stream),
+          "token_embd");
+    d.embd = d.embd_storage.as();
+  }
+  d.bytes += d.output_norm.bytes() + d.output.storage.bytes() + d.embd_storage.bytes();
+  // The host view may be unmapped once this returns: finish every copy from it.
+  check(cudaStreamSynchronize(stream), "weights upload");
+  return d;
+}
+
+}  // namespace kvgate::cuda

@@ -1,0 +1,48 @@
+// The model's weights on the device, uploaded once from the host view
+// (engine/weights_view.h) at construction; nothing of the host's is read
+// afterwards.
+//
+// Matrices that read the same activations are fused, as vLLM's
+// QKVParallelLinear and MergedColumnParallelLinear are: Q, K and V into one
+// [dim + 2 kv_dim][dim] matrix and gate and up into one [2 ffn][dim], so a
+// layer runs three GEMMs fewer. A matrix keeps its stored type when cuBLAS
+// takes it (F32, F16, BF16; all parts of a fused matrix alike); otherwise
+// (Q8_0, or parts of mixed types) it is widened to f32 on the device with
+// the host's dequantization arithmetic. The embedding table stays in its
+// stored type, Q8_0 included: it is gathered a row per token, not multiplied.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "engine/model_config.h"
+#include "engine/weights_view.h"
+#include "kernels/device_buffer.h"
+#include "kernels/gemm.h"
+
+namespace kvgate::cuda {
+
+struct DeviceLayer {
+  DeviceBuffer attn_norm, ffn_norm;  // f32 [dim]
+  DeviceMatrix qkv;                  // [dim + 2 kv_dim][dim]: Wq, Wk, Wv
+  DeviceMatrix wo;                   // [dim][dim]
+  DeviceMatrix gate_up;              // [2 ffn][dim]: W_gate, W_up
+  DeviceMatrix down;                 // [dim][ffn]
+};
+
+struct DeviceWeights {
+  WeightType embd_type = WeightType::kF32;
+  size_t embd_row_bytes = 0;
+  DeviceBuffer embd_storage;
+  const void* embd = nullptr;  // embd_storage, or the output head's bytes when tied and alike
+  DeviceBuffer output_norm;
+  DeviceMatrix output;         // [vocab][dim]
+  std::vector<DeviceLayer> layers;
+  size_t bytes = 0;            // device memory they take
+
+  static DeviceWeights upload(const ModelConfig& c, const WeightsView& w, cudaStream_t stream);
+};
+
+}  // namespace kvgate::cuda

@@ -1,0 +1,19 @@
+// Embedding lookup: one row of the token embedding table per token, widened
+// to f32 from its stored type (F32, F16, BF16, Q8_0). The table stays in
+// its stored type on the device: only the rows a step needs are decoded.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/weights_view.h"
+
+namespace kvgate::cuda {
+
+// out[t][0:dim] = row tokens[t] of `table` (rows `row_bytes` apart), for t < n.
+void embed_rows(WeightType type, const void* table, size_t row_bytes, const int32_t* tokens, int64_t n, int32_t dim,
+                float* out, cudaStream_t stream);
+
+}  // namespace kvgate::cuda
