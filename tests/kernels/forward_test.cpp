@@ -1,0 +1,204 @@
+// The CUDA backend's whole forward pass against the CPU backend's: logits
+// within kForwardF32Rel for f32 (and Q8_0, widened to f32 exactly), within
+// the f16 / bf16 tolerances for those weights and K/V types, greedy tokens
+// identical over 64 steps, and a batch of sequences of different lengths
+// equal to each run alone.
+#include <filesystem>
+#include <numeric>
+
+#include "engine/backend_registry.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/error.h"
+#include "tests/engine/test_models.h"
+#include "tests/kernels/cuda_test_support.h"
+
+namespace kvgate {
+namespace {
+
+using namespace cuda_testing;
+
+std::vector<BlockId> identity_table(int32_t n) {
+  std::vector<BlockId> t(n);
+  std::iota(t.begin(), t.end(), 0);
+  return t;
+}
+
+TokenId argmax(std::span<const float> v) {
+  return static_cast<TokenId>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// A synthetic Llama of the given matrix type and shape, written to a temp
+// file that is unlinked once mapped.
+std::shared_ptr<const Model> synthetic(TensorType type, int32_t dim = 64, int32_t heads = 4, int32_t kv_heads = 2) {
+  SyntheticModelSpec s;
+  s.layers = 2, s.dim = dim, s.heads = heads, s.kv_heads = kv_heads, s.ffn = 2 * dim, s.context = 512;
+  s.type = type, s.seed = 7;
+  s.vocab_from = testing::shared_path("testdata/ggml-vocab-llama-spm.gguf");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("kvgate-cuda-" + std::to_string(::getpid()) + "-" + std::to_string(static_cast<int>(type)) +
+                     "-" + std::to_string(dim) + ".gguf");
+  write_synthetic_model(s, path.string());
+  auto m = Model::load(path.string());
+  std::filesystem::remove(path);
+  return m;
+}
+
+Tokens prompt_for(const Model& m, size_t n, uint32_t salt) {
+  Tokens t(n);
+  uint32_t x = 2463534242u ^ (salt * 2654435761u);
+  for (auto& id : t) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    id = static_cast<TokenId>(1 + x % static_cast<uint32_t>(m.config().vocab_size - 1));
+  }
+  return t;
+}
+
+// A 45-token prefill (crossing blocks at 16 and 32; three prefill tiles),
+// then decodes to 60, on both backends, every row's logits compared.
+void expect_prefill_and_decode_match(std::shared_ptr<const Model> model, const BackendOptions& opt, double rel) {
+  auto cpu = make_cpu_backend(model, {});
+  auto gpu = make_backend("cuda", model, opt);
+  const Tokens toks = prompt_for(*model, 60, 1);
+  const auto table = identity_table(gpu->num_blocks());
+  const auto cpu_table = identity_table(cpu->num_blocks());
+  Logits lc, lg;
+  SequenceStep pc{std::span(toks).first(45), 0, cpu_table, LogitsWanted::kAll};
+  SequenceStep pg{std::span(toks).first(45), 0, table, LogitsWanted::kAll};
+  cpu->forward({&pc, 1}, lc);
+  gpu->forward({&pg, 1}, lg);
+  for (int32_t i = 0; i < 45; ++i) expect_rel_close(lg.row(0, i), lc.row(0, i), rel, "prefill row " + std::to_string(i));
+  for (size_t i = 45; i < toks.size(); ++i) {
+    SequenceStep dc{std::span(toks).subspan(i, 1), static_cast<int32_t>(i), cpu_table, LogitsWanted::kLast};
+    SequenceStep dg{std::span(toks).subspan(i, 1), static_cast<int32_t>(i), table, LogitsWanted::kLast};
+    cpu->forward({&dc, 1}, lc);
+    gpu->forward({&dg, 1}, lg);
+    expect_rel_close(lg.row(0), lc.row(0), rel, "decode at position " + std::to_string(i));
+  }
+}
+
+// Greedy decoding from a short prompt for `steps` tokens on both backends.
+void expect_same_greedy(std::shared_ptr<const Model> model, int steps) {
+  auto cpu = make_cpu_backend(model, {});
+  auto gpu = make_backend("cuda", model, {});
+  const auto table = identity_table(std::min(cpu->num_blocks(), gpu->num_blocks()));
+  auto run = [&](Backend& be) {
+    Tokens seq = prompt_for(*model, 3, 2);
+    Logits out;
+    SequenceStep pre{seq, 0, table, LogitsWanted::kLast};
+    be.forward({&pre, 1}, out);
+    Tokens gen{argmax(out.row(0))};
+    for (int s = 1; s < steps; ++s) {
+      seq.push_back(gen.back());
+      SequenceStep st{std::span(seq).last(1), static_cast<int32_t>(seq.size() - 1), table, LogitsWanted::kLast};
+      be.forward({&st, 1}, out);
+      gen.push_back(argmax(out.row(0)));
+    }
+    return gen;
+  };
+  EXPECT_EQ(run(*gpu), run(*cpu));
+}
+
+using CudaForward = CudaTest;
+
+TEST_F(CudaForward, Stories260KLogitsMatchTheCpu) { expect_prefill_and_decode_match(testing::stories(), {}, kForwardF32Rel); }
+
+TEST_F(CudaForward, Stories260KGreedy64TokensAreTheCpus) { expect_same_greedy(testing::stories(), 64); }
+
+TEST_F(CudaForward, SyntheticF32AndQ8_0LogitsAndGreedyMatchTheCpu) {
+  for (const TensorType t : {TensorType::F32, TensorType::Q8_0}) {
+    SCOPED_TRACE(std::string(tensor_type_traits(static_cast<uint32_t>(t))->name));
+    auto m = synthetic(t);
+    expect_prefill_and_decode_match(m, {}, kForwardF32Rel);
+    expect_same_greedy(m, 64);
+  }
+}
+
+TEST_F(CudaForward, SyntheticHalfPrecisionWeightsWithinTheirPrecision) {
+  expect_prefill_and_decode_match(synthetic(TensorType::F16), {}, kForwardF16Rel);
+  expect_prefill_and_decode_match(synthetic(TensorType::BF16), {}, kForwardBF16Rel);
+}
+
+TEST_F(CudaForward, HeadDim256MatchesTheCpu) {
+  expect_prefill_and_decode_match(synthetic(TensorType::F32, 512, 2, 1), {}, kForwardF32Rel);
+}
+
+TEST_F(CudaForward, HalfPrecisionKvWithinItsPrecision) {
+  BackendOptions opt;
+  opt.kv_type = KvType::kF16;
+  expect_prefill_and_decode_match(testing::stories(), opt, kForwardF16Rel);
+  opt.kv_type = KvType::kBF16;
+  expect_prefill_and_decode_match(testing::stories(), opt, kForwardBF16Rel);
+}
+
+TEST_F(CudaForward, BatchOfDifferentLengthsEqualsEachAlone) {
+  auto model = testing::stories();
+  auto alone = make_backend("cuda", model, {});
+  auto batched = make_backend("cuda", model, {});
+  // Three sequences, prompts of 5, 23 and 40 tokens, each in its own blocks.
+  const int32_t per_seq = 8;
+  std::vector<Tokens> seqs{prompt_for(*model, 5, 3), prompt_for(*model, 23, 4), prompt_for(*model, 40, 5)};
+  std::vector<std::vector<BlockId>> tables;
+  for (int32_t s = 0; s < 3; ++s) {
+    std::vector<BlockId> t(per_seq);
+    std::iota(t.begin(), t.end(), s * per_seq);
+    tables.push_back(t);
+  }
+  Logits la, lb;
+  // Prefill: each alone on one backend, all three in one step on the other.
+  std::vector<SequenceStep> steps;
+  for (int32_t s = 0; s < 3; ++s) steps.push_back({seqs[s], 0, tables[s], LogitsWanted::kLast});
+  batched->forward(steps, lb);
+  for (int32_t s = 0; s < 3; ++s) {
+    alone->forward({&steps[s], 1}, la);
+    expect_rel_close(lb.row(s), la.row(0), kF32Rel, "prefill of sequence " + std::to_string(s));
+    seqs[s].push_back(argmax(la.row(0)));
+  }
+  // 20 decode steps; in the middle ones sequence 1 sits out (a batch of 2).
+  for (int step = 0; step < 20; ++step) {
+    steps.clear();
+    std::vector<int32_t> which;
+    for (int32_t s = 0; s < 3; ++s) {
+      if (s == 1 && step >= 5 && step < 10) continue;
+      const auto pos = static_cast<int32_t>(seqs[s].size() - 1);
+      steps.push_back({std::span(seqs[s]).last(1), pos, tables[s], LogitsWanted::kLast});
+      which.push_back(s);
+    }
+    batched->forward(steps, lb);
+    for (size_t i = 0; i < which.size(); ++i) {
+      alone->forward({&steps[i], 1}, la);
+      expect_rel_close(lb.row(i), la.row(0), kF32Rel,
+                       "decode step " + std::to_string(step) + " of sequence " + std::to_string(which[i]));
+      ASSERT_EQ(argmax(lb.row(i)), argmax(la.row(0)));
+      seqs[which[i]].push_back(argmax(la.row(0)));
+    }
+  }
+}
+
+TEST_F(CudaForward, ABadBatchIsAnErrorAndTheBackendGoesOn) {
+  auto model = testing::stories();
+  auto be = make_backend("cuda", model, {});
+  const auto table = identity_table(be->num_blocks());
+  const Tokens bad{1, model->config().vocab_size};
+  Logits out;
+  SequenceStep st{bad, 0, table, LogitsWanted::kLast};
+  EXPECT_THROW(be->forward({&st, 1}, out), Error);
+  const std::vector<BlockId> short_table{0};
+  const Tokens ok = prompt_for(*model, 20, 6);
+  SequenceStep past{ok, 0, short_table, LogitsWanted::kLast};
+  EXPECT_THROW(be->forward({&past, 1}, out), Error);
+  SequenceStep good{ok, 0, table, LogitsWanted::kLast};
+  be->forward({&good, 1}, out);
+  EXPECT_EQ(out.total_rows(), 1);
+}
+
+TEST_F(CudaForward, MemoryUtilizationSizesThePool) {
+  BackendOptions opt;
+  opt.memory_utilization = 0.05;  // of an H200's 141 GB: gigabytes, far more than one context
+  auto be = make_backend("cuda", testing::stories(), opt);
+  EXPECT_GT(be->kv_capacity().tokens(), be->config().context_length);
+  opt.kv_budget_bytes = kv_budget_for_blocks(be->config(), KvType::kF32, 16, 10);  // the smaller of the two wins
+  EXPECT_EQ(make_backend("cuda", testing::stories(), opt)->num_blocks(), 10);
+}
+
+}  // namespace
+}  // namespace kvgate

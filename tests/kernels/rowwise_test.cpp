@@ -1,0 +1,84 @@
+// RMSNorm, RoPE and SwiGLU on the device against engine/cpu/rowwise.h.
+#include <random>
+
+#include "engine/cpu/rowwise.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/swiglu.h"
+#include "tests/kernels/cuda_test_support.h"
+
+namespace kvgate {
+namespace {
+
+using namespace cuda_testing;
+
+std::vector<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+using CudaRowwise = CudaTest;
+
+TEST_F(CudaRowwise, RmsNormOfGatheredRowsMatchesTheCpu) {
+  for (const int32_t dim : {8, 64, 288, 4096}) {
+    const int32_t rows = 9;
+    const auto x = normal(static_cast<size_t>(rows) * dim, 1, 3.0f);
+    const auto w = normal(dim, 2);
+    const std::vector<int32_t> pick{8, 0, 3, 3};
+    auto dx = to_device(x), dw = to_device(w), dp = to_device(pick);
+    cuda::DeviceBuffer dout(pick.size() * dim * sizeof(float), "out");
+    cuda::rmsnorm_rows(dx.as<float>(), dp.as<int32_t>(), static_cast<int64_t>(pick.size()), dw.as<float>(), dim,
+                       1e-5f, dout.as<float>(), nullptr);
+    const auto got = to_host<float>(dout, pick.size() * dim);
+    for (size_t r = 0; r < pick.size(); ++r) {
+      std::vector<float> want(dim);
+      rmsnorm(want.data(), &x[static_cast<size_t>(pick[r]) * dim], w.data(), dim, 1e-5f);
+      expect_rel_close(std::span(got).subspan(r * dim, dim), want, kF32Rel, "rmsnorm dim " + std::to_string(dim));
+    }
+  }
+}
+
+TEST_F(CudaRowwise, RopeMatchesTheCpusTable) {
+  // head_dim 8 (stories260K), 64 and 128; rope_dim below head_dim once; q
+  // and k rows inside a wider fused row, as the backend lays them out.
+  struct Case {
+    int32_t heads, kv_heads, head_dim, rope_dim;
+  };
+  for (const Case c : {Case{8, 4, 8, 8}, Case{4, 2, 64, 64}, Case{8, 8, 128, 64}}) {
+    const int32_t rows = 5, ctx = 4096, qd = c.heads * c.head_dim, kd = c.kv_heads * c.head_dim, stride = qd + 2 * kd;
+    const std::vector<int32_t> pos{0, 1, 17, 1000, 4095};
+    auto fused = normal(static_cast<size_t>(rows) * stride, 3);
+    const cuda::RopeTableHost table = cuda::make_rope_table(ctx, c.rope_dim, 10000.0f);
+    auto d = to_device(fused), dpos = to_device(pos), dcos = to_device(table.cos), dsin = to_device(table.sin);
+    cuda::rope_rows({d.as<float>(), stride, c.heads}, {d.as<float>() + qd, stride, c.kv_heads}, dpos.as<int32_t>(),
+                    rows, c.head_dim, dcos.as<float>(), dsin.as<float>(), table.half, nullptr);
+    const auto got = to_host<float>(d, fused.size());
+    const RopeTable cpu(ctx, c.rope_dim, 10000.0f);
+    for (int32_t r = 0; r < rows; ++r) {
+      float* row = &fused[static_cast<size_t>(r) * stride];
+      cpu.apply(row, pos[r], c.heads, c.head_dim);
+      cpu.apply(row + qd, pos[r], c.kv_heads, c.head_dim);
+    }
+    expect_rel_close(got, fused, kF32Rel, "rope head_dim " + std::to_string(c.head_dim));
+  }
+}
+
+TEST_F(CudaRowwise, SwiGluMatchesTheCpu) {
+  const int32_t rows = 7, ffn = 688;
+  const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, 4, 4.0f);
+  auto dgu = to_device(gu);
+  cuda::DeviceBuffer dout(static_cast<size_t>(rows) * ffn * sizeof(float), "out");
+  cuda::swiglu_rows(dgu.as<float>(), rows, ffn, dout.as<float>(), nullptr);
+  const auto got = to_host<float>(dout, static_cast<size_t>(rows) * ffn);
+  for (int32_t r = 0; r < rows; ++r) {
+    std::vector<float> gate(gu.begin() + r * 2 * ffn, gu.begin() + r * 2 * ffn + ffn);
+    swiglu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
+    expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, "swiglu");
+  }
+}
+
+}  // namespace
+}  // namespace kvgate
