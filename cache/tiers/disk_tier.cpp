@@ -143,7 +143,7 @@ struct detail::DiskDb {
   // Opens (creating if missing) the database in `dir`, naming every column
   // family on disk (RocksDB refuses to open otherwise; unknown ones from a
   // newer build are opened and left alone, as tenancy/store.cpp does).
-  rocksdb::Status open(const std::string& dir, rocksdb::Env* env) {
+  rocksdb::Status open(const std::string& dir, rocksdb::Env* env, bool read_only = false) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return rocksdb::Status::IOError("cannot create the directory", ec.message());
@@ -167,7 +167,8 @@ struct detail::DiskDb {
       if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& d) { return d.name == name; }))
         wanted.emplace_back(name, rocksdb::ColumnFamilyOptions());
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::Status s = rocksdb::DB::Open(options, dir, wanted, &handles, &db);
+    rocksdb::Status s = read_only ? rocksdb::DB::OpenForReadOnly(options, dir, wanted, &handles, &db)
+                                  : rocksdb::DB::Open(options, dir, wanted, &handles, &db);
     if (!s.ok()) {
       db = nullptr;
       return s;
@@ -203,6 +204,7 @@ DiskTier::DiskTier(DiskTierOptions&& o)
       capacity_bytes_(o.capacity_bytes),
       write_queue_bytes_(o.write_queue_bytes),
       move_aside_corrupt_(o.move_aside_corrupt),
+      retry_interval_(o.retry_interval),
       env_(o.env),
       db_(std::make_unique<detail::DiskDb>()),
       policy_(o.policy ? std::move(o.policy) : policies::make_lru_policy()) {}
@@ -286,13 +288,7 @@ void DiskTier::rebuild_index() {
   }
   // A capacity lowered since: evicted at open, the oldest first.
   std::vector<TierKey> victims;
-  while (used_bytes_ > capacity_bytes_) {
-    const std::optional<policies::EntryId> v = policy_->victim();
-    if (!v) break;
-    victims.push_back(entries_[static_cast<size_t>(*v)].key);
-    remove_entry_locked(*v);
-    ++counters_.evicted;
-  }
+  evict_over_capacity_locked(victims);
   if (!victims.empty()) {
     rocksdb::WriteBatch wb;
     for (const TierKey& k : victims) {
@@ -351,6 +347,19 @@ void DiskTier::remove_entry_locked(policies::EntryId id) {
   used_bytes_ -= e.bytes;
   e.live = false;
   free_ids_.push_back(id);
+}
+
+void DiskTier::evict_over_capacity_locked(std::vector<TierKey>& doomed) {
+  while (used_bytes_ > capacity_bytes_) {
+    const std::optional<policies::EntryId> v = policy_->victim();
+    if (!v) break;
+    if (*v < 0 || static_cast<size_t>(*v) >= entries_.size() || !entries_[static_cast<size_t>(*v)].live)
+      throw std::logic_error("kv disk tier: eviction policy '" + std::string(policy_->name()) +
+                             "' named a victim that is not an entry");
+    doomed.push_back(entries_[static_cast<size_t>(*v)].key);
+    remove_entry_locked(*v);
+    ++counters_.evicted;
+  }
 }
 
 bool DiskTier::chain_broken_locked(const BlockKey& key) const {
@@ -412,16 +421,26 @@ rocksdb::Status DiskTier::write_db(rocksdb::WriteBatch* wb, const rocksdb::Write
 
 bool DiskTier::ready_to_write(std::string* why) {
   if (!need_reopen_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_reopen_) {
+    *why = last_reopen_error_;
+    return false;
+  }
   std::unique_lock readers(db_mu_);
   db_->close();
   const rocksdb::Status s = db_->open(dir_, env_);
-  if (!s.ok()) {
-    db_->close();
-    *why = "reopening the database after a failed write: " + s.ToString();
-    return false;
+  if (s.ok()) {
+    need_reopen_ = false;
+    return true;
   }
-  need_reopen_ = false;
-  return true;
+  // Still failing (a full disk cannot take the new MANIFEST): open it
+  // read-only so that reads go on, and try again after retry_interval.
+  db_->close();
+  last_reopen_error_ = "the database is read-only until reopening it after a failed write succeeds: " + s.ToString();
+  *why = last_reopen_error_;
+  next_reopen_ = now + retry_interval_;
+  if (!db_->open(dir_, env_, /*read_only=*/true).ok()) db_->close();  // then reads miss too
+  return false;
 }
 
 // --- Writing -------------------------------------------------------------------
@@ -544,16 +563,7 @@ void DiskTier::write_batch(std::vector<std::shared_ptr<Pending>>& batch) {
       add_entry_locked(p->key, p->owner, p->block.depth, static_cast<int64_t>(p->record.size()));
       ++counters_.persisted;
     }
-    while (used_bytes_ > capacity_bytes_) {
-      const std::optional<policies::EntryId> v = policy_->victim();
-      if (!v) break;
-      if (*v < 0 || static_cast<size_t>(*v) >= entries_.size() || !entries_[static_cast<size_t>(*v)].live)
-        throw std::logic_error("kv disk tier: eviction policy '" + std::string(policy_->name()) +
-                               "' named a victim that is not an entry");
-      doomed.push_back(entries_[static_cast<size_t>(*v)].key);
-      remove_entry_locked(*v);
-      ++counters_.evicted;
-    }
+    evict_over_capacity_locked(doomed);
   }
   // A key doomed here and enqueued again meanwhile is written after this
   // delete: the writer is this thread.
@@ -806,9 +816,14 @@ void DiskTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> v
     need_reopen_ = true;
     refuse(dir_, s);
   }
-  std::lock_guard lock(mu_);
-  if (auto it = index_.find(key); it != index_.end()) remove_entry_locked(it->second);
-  add_entry_locked(key, owner, depth, static_cast<int64_t>(value.size()));
+  std::vector<TierKey> doomed;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = index_.find(key); it != index_.end()) remove_entry_locked(it->second);
+    add_entry_locked(key, owner, depth, static_cast<int64_t>(value.size()));
+    evict_over_capacity_locked(doomed);
+  }
+  delete_keys(doomed, "evicting");
 }
 
 // --- Offline purge -----------------------------------------------------------------

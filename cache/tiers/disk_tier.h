@@ -28,8 +28,10 @@
 // Failures: a failed write (disk full, an I/O error) drops its batch
 // (counted in write_errors and refused) and is logged to stderr at most once
 // per 10 s with the directory and RocksDB's status; the database is then
-// reopened before the next write (reads wait for that), which keeps failing,
-// counted, until the fault is gone. The tier keeps working.
+// reopened before the next write (reads wait for that). While that fails
+// too (the disk is still full) it is open read-only: reads go on, writes are
+// refused (counted) and reopening is tried again every retry_interval. The
+// tier keeps working.
 //
 // Thread-safety: every member may be called from any thread, except that
 // nothing may run concurrently with the destructor. enqueue, contains and
@@ -55,6 +57,7 @@
 #include <vector>
 
 #include "cache/tiers/block_record.h"
+#include "cache/tiers/block_store.h"
 #include "cache/tiers/kv_identity.h"
 #include "cache/tiers/tier_key.h"
 #include "cache/tiers/tier_stats.h"
@@ -85,9 +88,12 @@ struct DiskTierOptions {
   // (counted). A record larger than this is still taken when the queue is empty.
   size_t write_queue_bytes = size_t{64} << 20;
   rocksdb::Env* env = nullptr;        // tests inject faults (null = default); must outlive the tier
+  // After a failed write, how often reopening the database is tried; writes
+  // in between are refused (counted) and reads use it read-only.
+  std::chrono::milliseconds retry_interval{1000};
 };
 
-class DiskTier {
+class DiskTier final : public BlockStore {
  public:
   // Opens or creates the database and rebuilds the in-memory index from the
   // index column family; entries of another identity are ignored (counted as
@@ -96,11 +102,11 @@ class DiskTier {
   // will not open, unless move_aside_corrupt; std::invalid_argument for an
   // invalid identity or an empty dir.
   static std::unique_ptr<DiskTier> open(DiskTierOptions options);
-  ~DiskTier();  // stops the writer after writing what is queued
+  ~DiskTier() override;  // stops the writer after writing what is queued
   DiskTier(const DiskTier&) = delete;
   DiskTier& operator=(const DiskTier&) = delete;
 
-  const KvIdentity& identity() const { return identity_; }
+  const KvIdentity& identity() const override { return identity_; }
   const std::string& dir() const { return dir_; }
   // Where a corrupt database was moved at open (move_aside_corrupt), or empty.
   const std::string& moved_aside_to() const { return moved_aside_to_; }
@@ -109,18 +115,18 @@ class DiskTier {
   // full, the record's header does not read or is of another identity, or
   // its parent's latest put failed (all refused, counted), or the key is
   // already stored or queued (not counted).
-  bool enqueue(std::span<const std::byte> record, TenantId owner);
+  bool enqueue(std::span<const std::byte> record, TenantId owner) override;
 
   // A record: from the queue if it is still waiting there, else read from
   // RocksDB (blocking). Nothing when not indexed or the read failed (a miss).
   // A hit is counted and told to the policy (on_hit, then on_release). The
   // caller runs check_record and reports a fault with drop_corrupt.
-  std::optional<std::vector<std::byte>> get(const TierKey& key);
+  std::optional<std::vector<std::byte>> get(const TierKey& key) override;
   // Stored (indexed) or queued.
-  bool contains(const TierKey& key) const;
+  bool contains(const TierKey& key) const override;
   // An entry found corrupt: deleted (or, still queued, never written) and
   // counted under fault_name(why), once; nothing for a key not held.
-  void drop_corrupt(const TierKey& key, RecordFault why);
+  void drop_corrupt(const TierKey& key, RecordFault why) override;
 
   // Waits until everything queued before the call is written or dropped.
   void flush();
@@ -164,6 +170,7 @@ class DiskTier {
   // *_locked: mu_ held.
   policies::EntryId add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes);
   void remove_entry_locked(policies::EntryId e);
+  void evict_over_capacity_locked(std::vector<TierKey>& doomed);  // the policy's victims while over capacity
   bool chain_broken_locked(const BlockKey& key) const;
   void note_failed_locked(const TierKey& key);
   void log_throttled(const std::string& what);
@@ -179,6 +186,7 @@ class DiskTier {
   const int64_t capacity_bytes_;
   const size_t write_queue_bytes_;
   const bool move_aside_corrupt_;
+  const std::chrono::milliseconds retry_interval_;
   rocksdb::Env* const env_;
   std::string moved_aside_to_;
 
@@ -192,6 +200,8 @@ class DiskTier {
   // next one (RocksDB 7.8 would otherwise append to the WAL writer that saw
   // the error: an assertion, or every later write failing). Guarded by write_mu_.
   bool need_reopen_ = false;
+  std::chrono::steady_clock::time_point next_reopen_{};  // guarded by write_mu_
+  std::string last_reopen_error_;                        // guarded by write_mu_
   // Readers (get) hold it shared while they use db_; a reopen holds it exclusive.
   std::shared_mutex db_mu_;
 
