@@ -103,9 +103,14 @@ rocksdb::ColumnFamilyOptions records_options() {
   o.min_blob_size = 4096;
   o.blob_file_size = uint64_t{256} << 20;
   o.blob_compression_type = rocksdb::kNoCompression;
+  // A cache churns: every blob file is eligible for garbage collection, and
+  // one whose values are mostly deleted forces a compaction, so the disk
+  // holds about what the index says rather than every record ever written.
   o.enable_blob_garbage_collection = true;
+  o.blob_garbage_collection_age_cutoff = 1.0;
+  o.blob_garbage_collection_force_threshold = 0.5;
   o.compression = rocksdb::kNoCompression;
-  o.write_buffer_size = size_t{64} << 20;
+  o.write_buffer_size = size_t{32} << 20;
   return o;
 }
 
@@ -155,6 +160,10 @@ struct detail::DiskDb {
     options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
     options.keep_log_file_num = 4;
     options.max_background_jobs = 2;
+    // The index family's memtable is tiny and would hold on to every WAL file
+    // (a WAL is deleted only once every family's data in it is flushed): past
+    // this much WAL the families holding the oldest are flushed.
+    options.max_total_wal_size = uint64_t{96} << 20;
     if (env) options.env = env;
 
     std::vector<std::string> on_disk;

@@ -78,7 +78,11 @@ struct DiskDb;  // the database and its column families (disk_tier.cpp)
 
 struct DiskTierOptions {
   std::string dir;                    // the tier's own directory (created if missing)
-  int64_t capacity_bytes = 0;         // of records (logical: RocksDB reclaims deleted blobs at compaction)
+  // Of records, as the index counts them. The directory holds more: RocksDB
+  // reclaims deleted records' blob files at compaction, and memtables, WAL
+  // and blob files not yet compacted add a few hundred MB (about 400 MB
+  // past the capacity in a churn test: 2 GB written through a 130 MB tier).
+  int64_t capacity_bytes = 0;
   KvIdentity identity;
   std::unique_ptr<policies::EvictionPolicy> policy;   // null = lru
   // A database that will not open (or whose index cannot be read): renamed
