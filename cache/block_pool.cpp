@@ -95,6 +95,12 @@ std::vector<BlockId> BlockPool::lookup(const ScopeId& scope, const BlockHash& se
   return hits;
 }
 
+void BlockPool::retain(BlockId b) {
+  if (!at(b).cached) throw std::logic_error("block pool: retain of block " + std::to_string(b) + ", which is not cached");
+  reference_cached(b);
+  debug_check();
+}
+
 void BlockPool::reference_cached(BlockId b) {
   Block& blk = blocks_[b];
   TenantCacheStats& s = tenant_stats(blk.owner);

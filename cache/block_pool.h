@@ -85,6 +85,11 @@ class BlockPool {
   // (another request committed the same block first, or a collision).
   bool commit(BlockId b, const BlockKey& key, std::span<const TokenId> tokens);
 
+  // One more reference on a cached block (the tiers' mover holds one while
+  // it copies the block down, so that it is not evicted and reused first).
+  // Counts as a hit for the policy.
+  void retain(BlockId b);
+
   // Drops one reference from each block, in the order given: callers pass a
   // request's blocks tail first, so that (under LRU) its tail is evicted
   // before its head. A private block's last release frees it; a cached

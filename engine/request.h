@@ -66,6 +66,10 @@ struct RequestResult {
   FinishReason finish = FinishReason::kStop;
   int32_t prompt_tokens = 0;
   int32_t cached_tokens = 0;
+  // Of cached_tokens, those restored from the host and the disk tier (the
+  // rest were hits in the device pool).
+  int32_t cached_host_tokens = 0;
+  int32_t cached_disk_tokens = 0;
   int32_t fresh_prefill_tokens = 0;
   // Tokens this request wrote into the cache (committed blocks x block
   // size), in tokens as tenancy bills them.
@@ -76,6 +80,9 @@ struct RequestResult {
   // the tenant's prompt.
   int32_t preemptions = 0;
   int32_t recomputed_tokens = 0;
+  // After a preemption: positions brought back from the tiers below the
+  // device instead of recomputed (preemption by swap).
+  int32_t resumed_restored_tokens = 0;
   // A pinned request's prompt tokens in pinned blocks (billed as written to
   // the cache: cache_written_tokens is at least this), or why not.
   int32_t pinned_tokens = 0;

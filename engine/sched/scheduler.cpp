@@ -22,6 +22,7 @@
 
 #include "engine/error.h"
 #include "engine/sched/sequence.h"
+#include "engine/sched/tier_identity.h"
 
 namespace kvgate {
 namespace {
@@ -41,6 +42,14 @@ Scheduler::Scheduler(std::unique_ptr<Backend> backend, SchedulerOptions opt)
   if (!opt_.hash_fn) opt_.hash_fn = cache::hash_block;
   if (opt_.max_step_tokens < 1) throw Error("max_step_tokens must be at least 1");
   if (opt_.max_running <= 0 || opt_.max_running > opt_.max_step_tokens) opt_.max_running = opt_.max_step_tokens;
+  if (opt_.tiers && opt_.prefix_cache) {
+    const cache::KvIdentity id = tier_identity(*backend_, opt_.model);
+    for (const cache::KvIdentity* t : {opt_.tiers.host ? &opt_.tiers.host->identity() : nullptr,
+                                       opt_.tiers.disk ? &opt_.tiers.disk->identity() : nullptr})
+      if (t && !(*t == id)) throw Error("the KV tiers were opened for another model or KV layout than the backend's");
+    mover_ = std::make_unique<cache::TierMover>(opt_.tiers, copier_, id);
+    offload_refs_.assign(static_cast<size_t>(pool_.num_blocks()), 0);
+  }
 }
 
 Scheduler::~Scheduler() = default;
@@ -73,7 +82,9 @@ std::shared_ptr<RequestStream> Scheduler::submit(Request req, Submitter who, std
     s->seed = cache::chain_seed({s->scope(), opt_.model, block_size_, s->req.cache_salt});
     if (!s->req.prompt_chain.empty()) adopt_prompt_chain(*s);
     ensure_chain(*s);
-    if (opt_.order.prefer_cached_prefix) s->n_prefix_hit = pool_.match_length(s->scope(), s->seed, s->chain, s->tokens);
+    if (opt_.order.prefer_cached_prefix || mover_)
+      s->n_prefix_hit = pool_.match_length(s->scope(), s->seed, s->chain, s->tokens);
+    prefetch(*s, s->n_prefix_hit);
   }
   queue_.push({id, who.tenant, who.priority, static_cast<int64_t>(s->n_prefix_hit) * block_size_});
   waiting_[id] = std::move(s);
@@ -104,6 +115,7 @@ void Scheduler::ensure_chain(Seq& s) {
 StepReport Scheduler::step() {
   StepReport rep;
   rep.step = ++step_no_;
+  collect_offloads();
   expire_pins();
   budget_ = opt_.max_step_tokens;
   plan_.clear();
@@ -111,7 +123,10 @@ StepReport Scheduler::step() {
   // A step that had to preempt is short of blocks: admitting now would only
   // preempt again (vLLM v1 does the same).
   if (rep.preempted == 0) admit_waiting(rep);
-  if (!plan_.empty()) run_planned(rep);
+  if (!plan_.empty())
+    run_planned(rep);
+  else
+    wait_for_tiers();
 #ifdef KVGATE_CHECK_INVARIANTS
   check_invariants();
 #endif
@@ -175,12 +190,13 @@ void Scheduler::preempt(size_t index) {
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
   Seq& s = *p;
   s.n_lost = s.n_computed;
-  release_blocks(s);  // full blocks were committed: they stay cached
+  release_blocks(s);  // full blocks were committed: they stay cached (and were copied down)
   s.n_computed = 0;
   s.n_settled_blocks = 0;
   ++s.result.preemptions;
   ++preemptions_;
   queue_.push_front({s.id, s.who.tenant, s.who.priority, 0});
+  if (s.caching) prefetch(s, pool_.match_length(s.scope(), s.seed, s.chain, s.tokens));
   waiting_[s.id] = std::move(p);
 }
 
@@ -214,15 +230,20 @@ struct Scheduler::AdmitPlan {
 
 bool Scheduler::try_admit(Seq& s) {
   ensure_chain(s);
-  std::vector<BlockId> hits;
-  if (s.caching) {
-    hits = pool_.lookup(s.scope(), s.seed, s.chain, s.tokens);
-    pool_.refresh_pins(hits, opt_.clock());
-  }
-  AdmitPlan p = plan_admission(s, std::move(hits));
+  // Its blocks are being looked up below the device: it waits for them
+  // (while the running sequences step) rather than recompute them.
+  if (mover_ && mover_->prefetch_pending(s.id)) return false;
   // Leave a little room for the running sequences' next decode blocks, so an
   // admission does not cause a preemption on the very next step.
   const int32_t headroom = running_.empty() ? 0 : std::max(1, pool_.num_blocks() / 100);
+  std::vector<BlockId> hits;
+  Restored below;
+  if (s.caching) {
+    hits = pool_.lookup(s.scope(), s.seed, s.chain, s.tokens);
+    pool_.refresh_pins(hits, opt_.clock());
+    if (mover_) below = restore_below(s, hits, headroom + 1);
+  }
+  AdmitPlan p = plan_admission(s, std::move(hits));
   if (p.need + headroom > pool_.available()) {
     std::reverse(p.hits.begin(), p.hits.end());
     pool_.release(p.hits);
@@ -233,10 +254,16 @@ bool Scheduler::try_admit(Seq& s) {
   if (p.whole_hit) copy_on_write_last(s);
   s.n_computed = p.cached;
   if (!grow_to(s, p.cached + p.chunk)) throw std::logic_error("scheduler: admitted blocks were counted but not allocated");
-  if (!s.ever_admitted)
+  const bool resumed = s.ever_admitted;
+  if (!resumed)
     settle_first_admission(s, p.cached);
   else
     s.result.recomputed_tokens += std::max(0, s.n_lost - p.cached);
+  if (mover_) count_tiers(s, below, p.cached, resumed);
+  if (resumed) {
+    ++restores_.resumed;
+    restores_.resumed_recomputed_tokens += std::max(0, s.n_lost - p.cached);
+  }
   s.admission = ++admissions_;
   plan_.push_back({&s, p.chunk});
   budget_ -= p.chunk;
@@ -293,8 +320,120 @@ void Scheduler::commit_full_blocks(Seq& s) {
     // when it cannot (all held or pinned), the block stays private.
     const int64_t quota = s.who.cache_quota_blocks;
     const bool room = quota <= 0 || pool_.cached_blocks(s.who.tenant) < quota || pool_.evict_one_of(s.who.tenant);
-    if (room && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) s.result.cache_written_tokens += block_size_;
+    if (room && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
+      s.result.cache_written_tokens += block_size_;
+      offload(s, i, key);
+    }
     s.n_settled_blocks = static_cast<int32_t>(i + 1);
+  }
+}
+
+// --- The tiers below the device (cache/tiers/tier_mover.h) -------------------
+
+// A newly committed block is copied down at once (write-through); the mover
+// holds a reference until the copy is done, so the block cannot be evicted
+// and overwritten under it.
+void Scheduler::offload(Seq& s, size_t i, const cache::BlockKey& key) {
+  if (!mover_) return;
+  const BlockId b = s.table[i];
+  pool_.retain(b);
+  ++offload_refs_[static_cast<size_t>(b)];
+  const auto B = static_cast<size_t>(block_size_);
+  mover_->offload(b, key, s.who.tenant, s.who.cache_quota_blocks, std::span<const TokenId>(s.tokens).subspan(i * B, B));
+}
+
+void Scheduler::collect_offloads() {
+  if (!mover_) return;
+  std::vector<BlockId> done;
+  mover_->collect(done);
+  for (BlockId b : done) --offload_refs_[static_cast<size_t>(b)];
+  pool_.release(done);
+}
+
+void Scheduler::settle_tiers() {
+  if (!mover_) return;
+  mover_->wait_offloads();
+  collect_offloads();
+}
+
+// A step that ran nothing while requests wait: they wait on the mover (a
+// prefetch from disk, or blocks it holds for a copy). Sleep on it instead of
+// spinning the engine loop.
+void Scheduler::wait_for_tiers() {
+  if (!mover_ || queue_.empty()) return;
+  if (mover_->offloads_in_flight() > 0) {
+    mover_->wait_offloads();
+    collect_offloads();
+  }
+  mover_->wait_prefetch(queue_.peek()->id, 20);
+}
+
+void Scheduler::prefetch(Seq& s, int32_t device_hits) {
+  if (mover_) mover_->prefetch(s.id, s.scope(), s.seed, s.chain, s.tokens, device_hits);
+}
+
+// Extends `hits` (the device's, referenced) with the blocks found below it:
+// each record verified, copied into a fresh device block and committed
+// there, so the rest of admission sees ordinary cached blocks. Stops at the
+// first block not found or failing verification (the rest is prefilled),
+// and leaves `keep_free` blocks for the admission itself.
+Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits, int32_t keep_free) {
+  Restored r;
+  cache::TierMover::Found found = mover_->take(s.id);
+  const auto B = static_cast<size_t>(block_size_);
+  const size_t full = std::min(s.chain.size(), s.tokens.size() / B);
+  const cache::KvIdentity& id = mover_->identity();
+  for (size_t i = hits.size(); i < full; ++i) {
+    const auto f = static_cast<size_t>(found.from);
+    std::optional<cache::FoundBlock> fb;
+    if (i >= f && i - f < found.blocks.size())
+      fb = std::move(found.blocks[i - f]);
+    else
+      fb = mover_->find_in_host({s.scope(), s.chain[i]});  // lost from the device since its prefetch
+    if (!fb) break;
+    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
+    const std::span<const TokenId> toks = std::span<const TokenId>(s.tokens).subspan(i * B, B);
+    if (mover_->verify(*fb, key, toks) != cache::RecordFault::kNone) {
+      ++restores_.faults;
+      break;
+    }
+    if (pool_.available() <= keep_free) break;
+    const int64_t quota = s.who.cache_quota_blocks;  // as commit_full_blocks: room among its own blocks first
+    if (quota > 0 && pool_.cached_blocks(s.who.tenant) >= quota && !pool_.evict_one_of(s.who.tenant)) break;
+    const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
+    if (!b) break;
+    copier_.from_host(*b, cache::record_payload(fb->record(), id));
+    if (!pool_.commit(*b, key, toks)) {  // cannot happen: the device lookup stopped before i
+      pool_.release({&*b, 1});
+      break;
+    }
+    hits.push_back(*b);
+    r.tiers.push_back(fb->tier());
+    const bool host = fb->tier() == policies::Tier::kHost;
+    ++(host ? restores_.blocks_from_host : restores_.blocks_from_disk);
+    (host ? restores_.bytes_from_host : restores_.bytes_from_disk) += static_cast<int64_t>(copier_.block_bytes());
+  }
+  return r;
+}
+
+// Splits the admission's cached positions by tier: the device's hits come
+// first in the chain, then the restored blocks in order (a whole-prompt hit
+// recomputes its last position, taken from the last block's tier).
+void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, bool resumed) {
+  const int32_t n_restored = static_cast<int32_t>(r.tiers.size());
+  int32_t left = cached - std::min(cached, (static_cast<int32_t>(s.table.size()) - n_restored) * block_size_);
+  int32_t host = 0, disk = 0;
+  for (policies::Tier t : r.tiers) {
+    const int32_t n = std::min(left, block_size_);
+    (t == policies::Tier::kHost ? host : disk) += n;
+    left -= n;
+  }
+  if (!resumed) {
+    s.result.cached_host_tokens = host;
+    s.result.cached_disk_tokens = disk;
+  } else {
+    s.result.resumed_restored_tokens += host + disk;
+    restores_.resumed_restored_tokens += host + disk;
   }
 }
 
@@ -362,6 +501,7 @@ void Scheduler::pin_prompt(Seq& s) {
 }
 
 void Scheduler::finish(Seq& s, FinishReason why, const std::string& error) {
+  if (mover_) mover_->forget(s.id);
   if (s.caching && s.req.pin_ttl.count() > 0 && (why == FinishReason::kStop || why == FinishReason::kLength))
     pin_prompt(s);
   release_blocks(s);
@@ -411,6 +551,7 @@ void Scheduler::fail_all(const std::string& why) {
 void Scheduler::check_invariants() const {
   pool_.check_invariants();
   std::vector<int32_t> refs(static_cast<size_t>(pool_.num_blocks()), 0);
+  for (size_t b = 0; b < offload_refs_.size(); ++b) refs[b] += offload_refs_[b];
   for (const auto& s : running_) {
     for (BlockId b : s->table) ++refs[static_cast<size_t>(b)];
     if (s->n_computed > static_cast<int32_t>(s->table.size()) * block_size_)
@@ -432,7 +573,7 @@ void Scheduler::check_invariants() const {
   for (BlockId b = 0; b < pool_.num_blocks(); ++b)
     if (pool_.ref_count(b) != refs[static_cast<size_t>(b)] + (pool_.is_pinned(b) ? 1 : 0))
       throw std::logic_error("scheduler: block " + std::to_string(b) + " has " + std::to_string(pool_.ref_count(b)) +
-                             " references, running requests hold " + std::to_string(refs[static_cast<size_t>(b)]) +
+                             " references, running requests and copies down hold " + std::to_string(refs[static_cast<size_t>(b)]) +
                              (pool_.is_pinned(b) ? " and a pin one" : ""));
 }
 

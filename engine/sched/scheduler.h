@@ -37,6 +37,7 @@
 
 #include "cache/block_hash.h"
 #include "cache/block_pool.h"
+#include "cache/tiers/tier_mover.h"
 #include "engine/backend.h"
 #include "engine/request.h"
 #include "engine/sched/backend_block_copier.h"
@@ -61,8 +62,21 @@ struct SchedulerOptions {
   policies::FairQueueOptions order;                  // prefer_cached_prefix etc.
   std::unique_ptr<policies::EvictionPolicy> policy;  // null = LRU
   cache::BlockHashFn hash_fn = cache::hash_block;
+  // The host and disk tiers below the device pool (tier_identity.h says
+  // what identity they must have been opened with); none: an evicted block
+  // is forgotten.
+  cache::LowerTiers tiers;
   // When pins expire; tests pass their own, so that none of them waits.
   std::function<SteadyClock::time_point()> clock = [] { return SteadyClock::now(); };
+};
+
+// What the tiers below the device gave back, counted on the driving thread.
+struct RestoreCounters {
+  int64_t blocks_from_host = 0, blocks_from_disk = 0;
+  int64_t bytes_from_host = 0, bytes_from_disk = 0;
+  int64_t faults = 0;  // records that failed verification at restore (dropped, counted by their tier too)
+  // Preempted sequences, when re-admitted: positions restored vs recomputed.
+  int64_t resumed = 0, resumed_restored_tokens = 0, resumed_recomputed_tokens = 0;
 };
 
 // What one step did, for tests (which count steps) and benchmarks.
@@ -119,6 +133,12 @@ class Scheduler {
   int64_t preemptions() const { return preemptions_; }
 
   const cache::BlockPool& pool() const { return pool_; }
+  // Null without lower tiers.
+  const cache::TierMover* mover() const { return mover_.get(); }
+  const RestoreCounters& restores() const { return restores_; }
+  // Waits for every copy down under way and takes its blocks back: for
+  // tests and benchmarks that then look in the tiers, and at shutdown.
+  void settle_tiers();
   // The operator's controls (the engine loop runs them between steps).
   void set_eviction_policy(std::unique_ptr<policies::EvictionPolicy> policy) { pool_.set_policy(std::move(policy)); }
   cache::BlockPool::TenantEviction evict_tenant(TenantId tenant, bool pins) { return pool_.evict_tenant(tenant, pins); }
@@ -159,6 +179,15 @@ class Scheduler {
   void ensure_chain(Seq& s);
   void adopt_prompt_chain(Seq& s);
   void commit_full_blocks(Seq& s);
+  void offload(Seq& s, size_t i, const cache::BlockKey& key);
+  void collect_offloads();
+  void wait_for_tiers();
+  void prefetch(Seq& s, int32_t device_hits);
+  struct Restored {  // blocks restored at one admission, in chain order after the device's hits
+    std::vector<policies::Tier> tiers;
+  };
+  Restored restore_below(Seq& s, std::vector<BlockId>& hits, int32_t keep_free);
+  void count_tiers(Seq& s, const Restored& r, int32_t cached, bool resumed);
   void pin_prompt(Seq& s);
 
   std::unique_ptr<Backend> backend_;
@@ -167,6 +196,10 @@ class Scheduler {
   const int32_t block_size_;
   cache::BlockPool pool_;
   policies::FairQueue queue_;
+  // After pool_ and copier_: its threads stop before what they read goes.
+  std::unique_ptr<cache::TierMover> mover_;
+  std::vector<int32_t> offload_refs_;  // per block: references the mover holds (copies under way)
+  RestoreCounters restores_;
   RequestId next_id_ = 1;
   int64_t step_no_ = 0;
   int64_t preemptions_ = 0;

@@ -72,6 +72,7 @@ struct PrefixSpec {
   // part is prefilled in the step that admits it (the step logs say so).
   int32_t max_step_tokens = 512;
   std::function<SteadyClock::time_point()> clock;  // set: the pins' clock
+  cache::LowerTiers tiers;  // the host and disk tiers below the pool (opened with tier_identity)
 };
 
 inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Model> model, const PrefixSpec& spec) {
@@ -87,6 +88,7 @@ inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Mo
   so.eos = spec.eos;
   so.hash_fn = spec.hash_fn;
   if (spec.clock) so.clock = spec.clock;
+  so.tiers = spec.tiers;
   std::unique_ptr<Backend> be = make_cpu_backend(model, bo);
   if (spec.log) be = std::make_unique<RecordingBackend>(std::move(be), spec.log);
   return std::make_unique<Scheduler>(std::move(be), std::move(so));

@@ -1,0 +1,36 @@
+// BlockStore: a tier that keeps sealed block records (block_record.h) out of
+// the engine's memory: RocksDB on the local disk today (disk_tier.h), a
+// shared Redis tier later. The mover sees only this, so the engine's
+// libraries link no database.
+//
+// Thread-safe. Nothing here blocks on the disk except get(): enqueue()
+// copies the record into the store's write queue, or refuses.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cache/tiers/block_record.h"
+#include "cache/tiers/kv_identity.h"
+#include "cache/tiers/tier_key.h"
+#include "policies/ids.h"
+
+namespace kvgate::cache {
+
+class BlockStore {
+ public:
+  virtual ~BlockStore() = default;
+  virtual const KvIdentity& identity() const = 0;
+  virtual bool contains(const TierKey& key) const = 0;
+  // Queues a copy of `record` to be written; false when refused (queue full,
+  // already stored): counted by the store, never waited on.
+  virtual bool enqueue(std::span<const std::byte> record, TenantId owner) = 0;
+  // Reads a record (blocking). nullopt: not stored, or the read failed.
+  virtual std::optional<std::vector<std::byte>> get(const TierKey& key) = 0;
+  // A record that failed verification: deleted and counted under `why`.
+  virtual void drop_corrupt(const TierKey& key, RecordFault why) = 0;
+};
+
+}  // namespace kvgate::cache

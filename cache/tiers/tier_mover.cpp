@@ -1,0 +1,259 @@
+// The mover's two threads: the writer copies committed device blocks down,
+// the reader looks queued requests' chains up. Each takes its queue under
+// mu_ and works outside it.
+#include "cache/tiers/tier_mover.h"
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+namespace kvgate::cache {
+
+std::span<const std::byte> FoundBlock::record() const {
+  if (const auto* lease = std::get_if<HostTier::Lease>(&held_)) return lease->bytes();
+  return std::get<std::vector<std::byte>>(held_);
+}
+
+TierMover::TierMover(LowerTiers tiers, BlockCopier& copier, KvIdentity identity)
+    : tiers_(std::move(tiers)), copier_(copier), identity_(identity) {
+  if (copier_.block_bytes() != static_cast<size_t>(identity_.payload_bytes()))
+    throw std::invalid_argument("TierMover: the device's blocks are " + std::to_string(copier_.block_bytes()) +
+                                " bytes, the tiers' identity says " + std::to_string(identity_.payload_bytes()));
+  writer_ = std::thread([this] { writer_loop(); });
+  reader_ = std::thread([this] { reader_loop(); });
+}
+
+TierMover::~TierMover() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  writer_.join();
+  reader_.join();
+}
+
+// --- Down -------------------------------------------------------------------
+
+void TierMover::offload(BlockId b, const BlockKey& key, TenantId owner, int64_t quota_blocks,
+                        std::span<const TokenId> tokens) {
+  {
+    std::lock_guard lock(mu_);
+    offloads_.push_back({b, key, owner, quota_blocks, {tokens.begin(), tokens.end()}});
+    ++in_flight_;
+  }
+  work_.notify_all();
+}
+
+void TierMover::collect(std::vector<BlockId>& done) {
+  std::lock_guard lock(mu_);
+  done.insert(done.end(), done_.begin(), done_.end());
+  in_flight_ -= static_cast<int32_t>(done_.size());
+  done_.clear();
+}
+
+int32_t TierMover::offloads_in_flight() const {
+  std::lock_guard lock(mu_);
+  return in_flight_;
+}
+
+void TierMover::wait_offloads() {
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [&] { return offloads_.empty() && copying_ == 0; });
+}
+
+void TierMover::writer_loop() {
+  std::vector<std::byte> scratch;  // the record when there is no host tier
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_.wait(lock, [&] { return stopping_ || !offloads_.empty(); });
+    if (stopping_) return;
+    Offload job = std::move(offloads_.front());
+    offloads_.pop_front();
+    ++copying_;
+    lock.unlock();
+    try {
+      copy_down(job, scratch);
+    } catch (const std::exception& e) {  // a copy that failed is a block not offloaded, never a dead thread
+      note_error("copying a block down", e);
+    }
+    lock.lock();
+    --copying_;
+    done_.push_back(job.block);
+    if (offloads_.empty() && copying_ == 0) idle_.notify_all();
+  }
+}
+
+// The block's bytes go straight from the device into the record's payload
+// (a host slot, reserved so nobody reads or evicts it half written), the
+// header is sealed over them, and the disk tier's writer gets a copy.
+void TierMover::copy_down(const Offload& job, std::vector<std::byte>& scratch) {
+  const TierKey key{job.key.scope, job.key.hash};
+  bool copied = false;
+  if (tiers_.host) {
+    if (std::optional<HostTier::Reservation> r = tiers_.host->reserve(key, job.owner, job.quota)) {
+      copier_.to_host(job.block, record_payload(r->bytes(), identity_));
+      seal_record(r->bytes(), job.key, job.owner, identity_, job.tokens);
+      if (tiers_.disk && !tiers_.disk->contains(key)) tiers_.disk->enqueue(r->bytes(), job.owner);
+      r->publish();
+      copied = true;
+    }
+  } else if (tiers_.disk && !tiers_.disk->contains(key)) {
+    scratch.resize(record_bytes(identity_));
+    copier_.to_host(job.block, record_payload(std::span(scratch), identity_));
+    seal_record(scratch, job.key, job.owner, identity_, job.tokens);
+    copied = tiers_.disk->enqueue(scratch, job.owner);
+  }
+  std::lock_guard lock(mu_);
+  ++(copied ? stats_.offloaded : stats_.offload_skipped);
+}
+
+// --- Up ---------------------------------------------------------------------
+
+void TierMover::prefetch(RequestId id, const ScopeId& scope, const BlockHash& seed, std::span<const BlockHash> chain,
+                         std::span<const TokenId> tokens, int32_t from) {
+  if (from >= static_cast<int32_t>(chain.size())) return;
+  {
+    std::lock_guard lock(mu_);
+    results_[id] = {};  // a new lookup replaces an old one's result
+    prefetches_.push_back({id, scope, seed, {chain.begin(), chain.end()}, {tokens.begin(), tokens.end()}, from});
+    ++stats_.prefetches;
+  }
+  work_.notify_all();
+}
+
+bool TierMover::prefetch_pending(RequestId id) const {
+  std::lock_guard lock(mu_);
+  const auto it = results_.find(id);
+  return it != results_.end() && !it->second.done;
+}
+
+bool TierMover::wait_prefetch(RequestId id, int timeout_ms) {
+  std::unique_lock lock(mu_);
+  return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    const auto it = results_.find(id);
+    return it == results_.end() || it->second.done;
+  });
+}
+
+TierMover::Found TierMover::take(RequestId id) {
+  std::lock_guard lock(mu_);
+  const auto it = results_.find(id);
+  if (it == results_.end() || !it->second.done) return {};
+  Found f = std::move(it->second.found);
+  results_.erase(it);
+  return f;
+}
+
+void TierMover::forget(RequestId id) {
+  Found dropped;  // its leases end outside the lock
+  std::lock_guard lock(mu_);
+  const auto it = results_.find(id);
+  if (it == results_.end()) return;
+  dropped = std::move(it->second.found);
+  results_.erase(it);
+}
+
+void TierMover::reader_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    work_.wait(lock, [&] { return stopping_ || !prefetches_.empty(); });
+    if (stopping_) return;
+    Prefetch p = std::move(prefetches_.front());
+    prefetches_.pop_front();
+    lock.unlock();
+    Found found;
+    try {
+      found = look_below(p);
+    } catch (const std::exception& e) {  // what was not found is prefilled
+      note_error("looking a chain up below the device", e);
+    }
+    lock.lock();
+    // Forgotten (or asked again) meanwhile: this result is nobody's.
+    if (auto it = results_.find(p.id); it != results_.end() && !it->second.done) {
+      it->second.found = std::move(found);
+      it->second.done = true;
+    } else {
+      lock.unlock();
+      found = {};
+      lock.lock();
+    }
+    idle_.notify_all();
+  }
+}
+
+TierMover::Found TierMover::look_below(const Prefetch& p) {
+  Found f;
+  f.from = p.from;
+  const size_t B = static_cast<size_t>(identity_.block_size);
+  for (size_t i = static_cast<size_t>(p.from); i < p.chain.size() && (i + 1) * B <= p.tokens.size(); ++i) {
+    const TierKey key{p.scope, p.chain[i]};
+    const BlockKey want{p.chain[i], i == 0 ? p.seed : p.chain[i - 1], p.scope, static_cast<int32_t>(i)};
+    const std::span<const TokenId> tokens = std::span(p.tokens).subspan(i * B, B);
+    std::optional<FoundBlock> b = find_in_host(key);
+    if (!b) b = read_from_disk(key, want, tokens);
+    if (!b) break;
+    f.blocks.push_back(std::move(*b));
+  }
+  return f;
+}
+
+std::optional<FoundBlock> TierMover::find_in_host(const TierKey& key) {
+  if (!tiers_.host) return std::nullopt;
+  std::optional<HostTier::Lease> lease = tiers_.host->acquire(key);
+  if (!lease) return std::nullopt;
+  return FoundBlock(std::move(*lease));
+}
+
+// A disk record is verified before it is copied up, so the host tier never
+// holds a bad one; the copy kept for the request is checked again at restore.
+std::optional<FoundBlock> TierMover::read_from_disk(const TierKey& key, const BlockKey& want,
+                                                    std::span<const TokenId> tokens) {
+  if (!tiers_.disk || !tiers_.disk->contains(key)) return std::nullopt;
+  std::optional<std::vector<std::byte>> rec = tiers_.disk->get(key);
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.disk_reads;
+  }
+  if (!rec) return std::nullopt;
+  if (const RecordFault why = check_record(*rec, want, tokens, identity_); why != RecordFault::kNone) {
+    tiers_.disk->drop_corrupt(key, why);
+    return std::nullopt;
+  }
+  if (tiers_.host) {
+    const std::optional<RecordHeader> h = read_record_header(*rec);
+    if (std::optional<HostTier::Reservation> r = tiers_.host->reserve(key, h ? h->owner : 0)) {
+      std::copy(rec->begin(), rec->end(), r->bytes().begin());
+      r->publish();
+    }
+  }
+  return FoundBlock(std::move(*rec));
+}
+
+RecordFault TierMover::verify(const FoundBlock& f, const BlockKey& want, std::span<const TokenId> tokens) {
+  const RecordFault why = check_record(f.record(), want, tokens, identity_);
+  if (why == RecordFault::kNone) return why;
+  const TierKey key{want.scope, want.hash};
+  if (f.tier() == policies::Tier::kHost && tiers_.host) tiers_.host->drop_corrupt(key, why);
+  if (f.tier() == policies::Tier::kDisk && tiers_.disk) tiers_.disk->drop_corrupt(key, why);
+  return why;
+}
+
+// Logged at most once a minute (a failing disk would otherwise flood the
+// log); every one is counted.
+void TierMover::note_error(const char* what, const std::exception& e) {
+  std::lock_guard lock(mu_);
+  ++stats_.errors;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_error_log_ < std::chrono::minutes(1) && stats_.errors > 1) return;
+  last_error_log_ = now;
+  std::fprintf(stderr, "kvgate: kv tiers: %s failed: %s (%lld errors so far)\n", what, e.what(),
+               static_cast<long long>(stats_.errors));
+}
+
+MoverStats TierMover::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace kvgate::cache
