@@ -249,7 +249,8 @@ bool Scheduler::try_admit(Seq& s) {
     pool_.release(p.hits);
     return false;
   }
-  s.n_settled_blocks = static_cast<int32_t>(p.hits.size());
+  const auto n_hits = static_cast<int32_t>(p.hits.size());
+  s.n_settled_blocks = n_hits;
   s.table = std::move(p.hits);
   if (p.whole_hit) copy_on_write_last(s);
   s.n_computed = p.cached;
@@ -259,7 +260,7 @@ bool Scheduler::try_admit(Seq& s) {
     settle_first_admission(s, p.cached);
   else
     s.result.recomputed_tokens += std::max(0, s.n_lost - p.cached);
-  if (mover_) count_tiers(s, below, p.cached, resumed);
+  if (mover_) count_tiers(s, below, p.cached, n_hits, resumed);
   if (resumed) {
     ++restores_.resumed;
     restores_.resumed_recomputed_tokens += std::max(0, s.n_lost - p.cached);
@@ -419,9 +420,9 @@ Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits,
 // Splits the admission's cached positions by tier: the device's hits come
 // first in the chain, then the restored blocks in order (a whole-prompt hit
 // recomputes its last position, taken from the last block's tier).
-void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, bool resumed) {
-  const int32_t n_restored = static_cast<int32_t>(r.tiers.size());
-  int32_t left = cached - std::min(cached, (static_cast<int32_t>(s.table.size()) - n_restored) * block_size_);
+void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n_hits, bool resumed) {
+  const int32_t n_device = n_hits - static_cast<int32_t>(r.tiers.size());
+  int32_t left = cached - std::min(cached, n_device * block_size_);
   int32_t host = 0, disk = 0;
   for (policies::Tier t : r.tiers) {
     const int32_t n = std::min(left, block_size_);

@@ -187,7 +187,7 @@ class Scheduler {
     std::vector<policies::Tier> tiers;
   };
   Restored restore_below(Seq& s, std::vector<BlockId>& hits, int32_t keep_free);
-  void count_tiers(Seq& s, const Restored& r, int32_t cached, bool resumed);
+  void count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n_hits, bool resumed);
   void pin_prompt(Seq& s);
 
   std::unique_ptr<Backend> backend_;

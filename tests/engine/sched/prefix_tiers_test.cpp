@@ -89,7 +89,7 @@ TEST(PrefixTiers, AHitFromTheDiskTierGivesTheCacheOffOutput) {
   auto host = host_tier(model, 2);  // too small to keep the prompt: it comes back from RocksDB
   auto disk = disk_tier(model, (dir.path() / "kv").string());
   auto s = make_prefix_scheduler(model, {.block_size = kB, .n_blocks = 12, .tiers = {host, disk}});
-  const Request req = greedy(prompt(96, 8), 8);
+  const Request req = greedy(prompt(100, 8), 8);  // six full blocks and four tokens: a partial hit
   const RequestResult first = run_one(*s, req);
   flush_device(*s, 200);
   disk->flush();
@@ -98,9 +98,9 @@ TEST(PrefixTiers, AHitFromTheDiskTierGivesTheCacheOffOutput) {
   const RequestResult again = run_one(*s, req);
   EXPECT_EQ(again.output, cache_off(req));
   EXPECT_EQ(again.output, first.output);
-  EXPECT_EQ(again.cached_tokens, 95);
+  EXPECT_EQ(again.cached_tokens, 96);
   EXPECT_GT(again.cached_disk_tokens, 0);
-  EXPECT_EQ(again.cached_host_tokens + again.cached_disk_tokens, 95);
+  EXPECT_EQ(again.cached_host_tokens + again.cached_disk_tokens, 96);
   EXPECT_GT(s->restores().blocks_from_disk, 0);
 }
 
