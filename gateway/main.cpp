@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   kvgate::cli::add_serve(app);
   kvgate::cli::add_bench_serve(app);
   kvgate::cli::add_sim(app);
+  kvgate::cli::add_cache(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

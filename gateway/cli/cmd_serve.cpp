@@ -4,7 +4,8 @@
 // tenant, its API key and the admin token and prints them once.
 //
 // Start-up order: block SIGINT/SIGTERM (so only sigwait sees them, in every
-// thread started after), load the model, size the KV cache, start the
+// thread started after), load the model, size the KV cache, open the KV
+// tiers below it (the disk tier's index is rebuilt here), start the
 // engine, open tenancy, make the first-start secrets, bind the listeners.
 // Stop order, on a signal: the server stops accepting and lets responses in
 // flight finish until the shutdown deadline (clients that go away cancel
@@ -24,6 +25,7 @@
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/engine.h"
+#include "engine/sched/tier_identity.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/cli/commands.h"
 #include "gateway/config/config_toml.h"
@@ -33,6 +35,7 @@
 #include "gateway/serving/admin_api.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
+#include "gateway/serving/kv_tiers.h"
 #include "gateway/serving/metrics_api.h"
 #include "gateway/serving/serving_metrics.h"
 #include "gateway/serving/pipeline.h"
@@ -107,6 +110,12 @@ void serve(const config::ServerConfig& c) {
   so.max_step_tokens = c.model.max_step_tokens;
   so.max_running = c.model.max_running;
   so.chunked_prefill = c.model.chunked_prefill;
+  // Below the device pool: opened before the engine starts, closed after it stops.
+  const cache::KvIdentity kv_identity = tier_identity(*backend, so.model);
+  const serving::KvTiers tiers = serving::open_kv_tiers(c, kv_identity);
+  for (const std::string& line : serving::describe(tiers, kv_identity)) say(line);
+  so.tiers = tiers.lower();
+  metrics.watch(tiers);
   const int64_t running = c.model.max_running > 0 ? c.model.max_running : c.model.max_step_tokens;
   Engine engine(std::move(backend), std::move(so), {.max_outstanding = running + c.model.max_waiting});
 
@@ -120,7 +129,7 @@ void serve(const config::ServerConfig& c) {
 
   std::optional<serving::DurableQueue> durable(std::in_place, 2);
   serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
-  serving::AdminApi admin(engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name());
+  serving::AdminApi admin(engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
   serving::MetricsApi metrics_api(engine, metrics, tenancy, *durable, *token);
   serving::ApiModel api_model;
   api_model.id = c.served_model_name();

@@ -13,5 +13,6 @@ void add_mkmodel(CLI::App& app);
 void add_serve(CLI::App& app);
 void add_bench_serve(CLI::App& app);
 void add_sim(CLI::App& app);
+void add_cache(CLI::App& app);
 
 }  // namespace kvgate::cli

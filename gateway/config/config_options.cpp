@@ -21,7 +21,7 @@ constexpr int64_t kGiB = 1024 * kMiB;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr int64_t kMaxTokens = int64_t{1} << 24;
 
-constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "data", "admin", "metrics", "log"};
+constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "kv_tiers", "data", "admin", "metrics", "log"};
 constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
 constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
 
@@ -158,6 +158,22 @@ std::vector<Option> build_table() {
       bind<&C::limits, &LimitsSection::max_output_tokens>(
           {"limits", "max_output_tokens", "max-output-tokens", K::kInt,
            "largest max_tokens a request may ask for; past it, 400; 0 = the model's context", 0, kMaxTokens}),
+      // [kv_tiers]
+      bind<&C::kv_tiers, &KvTiersSection::host_bytes>(
+          {"kv_tiers", "host_bytes", "kv-host-bytes", K::kBytes,
+           "host memory for KV blocks below the device pool; 0 = no host tier", 0}),
+      bind<&C::kv_tiers, &KvTiersSection::host_policy>(
+          {"kv_tiers", "host_policy", "kv-host-policy", K::kString,
+           "the host tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
+      bind<&C::kv_tiers, &KvTiersSection::disk_bytes>(
+          {"kv_tiers", "disk_bytes", "kv-disk-bytes", K::kBytes,
+           "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier", 0}),
+      bind<&C::kv_tiers, &KvTiersSection::disk_policy>(
+          {"kv_tiers", "disk_policy", "kv-disk-policy", K::kString,
+           "the disk tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
+      bind<&C::kv_tiers, &KvTiersSection::move_aside_corrupt>(
+          {"kv_tiers", "move_aside_corrupt", "kv-move-aside-corrupt", K::kBool,
+           "a disk tier that will not open is renamed aside and a fresh one made, instead of refusing to start"}),
       // [data]
       bind<&C::data, &DataSection::dir>(
           {"data", "dir", "data-dir", K::kString,
@@ -330,13 +346,18 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
     out.push_back({find_option("server", "plain_listen"),
                    "is the same address as server.listen (" + c.server.listen.str() +
                        "): plain HTTP needs a port of its own"});
-  try {
-    const policies::PolicySpec spec = policies::parse_policy_spec(c.model.eviction_policy);
-    if (!policies::find_eviction_policy(spec.name)->online)
-      out.push_back({find_option("model", "eviction_policy"), "is '" + spec.name + "', the simulator's offline bound"});
-  } catch (const policies::PolicyError& e) {
-    out.push_back({find_option("model", "eviction_policy"), e.what()});
-  }
+  const auto check_policy = [&](std::string_view table, std::string_view key, const std::string& text) {
+    try {
+      const policies::PolicySpec spec = policies::parse_policy_spec(text);
+      if (!policies::find_eviction_policy(spec.name)->online)
+        out.push_back({find_option(table, key), "is '" + spec.name + "', the simulator's offline bound"});
+    } catch (const policies::PolicyError& e) {
+      out.push_back({find_option(table, key), e.what()});
+    }
+  };
+  check_policy("model", "eviction_policy", c.model.eviction_policy);
+  check_policy("kv_tiers", "host_policy", c.kv_tiers.host_policy);
+  check_policy("kv_tiers", "disk_policy", c.kv_tiers.disk_policy);
   if (!c.metrics.listen.empty()) {
     try {
       const ListenAddress m = parse_listen_address(c.metrics.listen);

@@ -25,6 +25,8 @@ std::string ServerConfig::tls_key_path() const {
   return tls.key_file.empty() ? data.dir + "/tls/self-signed.key" : tls.key_file;
 }
 
+std::string ServerConfig::kv_disk_path() const { return data.dir + "/kv"; }
+
 std::string ServerConfig::served_model_name() const {
   if (!model.name.empty()) return model.name;
   std::filesystem::path p(model.path);

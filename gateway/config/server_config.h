@@ -74,6 +74,21 @@ struct LimitsSection {
   bool operator==(const LimitsSection&) const = default;
 };
 
+// [kv_tiers]: where KV blocks go below the device pool (docs/kv-tiers.md):
+// host memory, then a RocksDB database under <data.dir>/kv. Each tier has
+// its own capacity and eviction policy; 0 bytes leaves the tier out.
+struct KvTiersSection {
+  int64_t host_bytes = int64_t{2} << 30;
+  std::string host_policy = "lru";
+  int64_t disk_bytes = int64_t{16} << 30;
+  std::string disk_policy = "lru";
+  // A disk tier that will not open: renamed to <dir>.corrupt-<time> and a
+  // fresh one made, instead of refusing to start.
+  bool move_aside_corrupt = false;
+
+  bool operator==(const KvTiersSection&) const = default;
+};
+
 // [data]: where the server keeps its state (tenants, ledger, keys, certificate).
 struct DataSection {
   std::string dir = "kvgate-data";  // relative paths are relative to the working directory
@@ -111,6 +126,7 @@ struct ServerConfig {
   TlsSection tls;
   ModelSection model;
   LimitsSection limits;
+  KvTiersSection kv_tiers;
   DataSection data;
   AdminSection admin;
   MetricsSection metrics;
@@ -122,6 +138,7 @@ struct ServerConfig {
   bool self_signed() const { return tls.cert_file.empty(); }
   std::string tls_cert_path() const;  // tls.cert_file, or <data.dir>/tls/self-signed.crt
   std::string tls_key_path() const;   // tls.key_file, or <data.dir>/tls/self-signed.key
+  std::string kv_disk_path() const;   // <data.dir>/kv
   // model.name, or the model file's name without directory and .gguf.
   std::string served_model_name() const;
 

@@ -12,10 +12,12 @@
 //   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
 //   GET    /admin/requests/{request_id}        the request's ledger record (its x-request-id)
 //   GET    /admin/cache                        the KV pool's blocks, per tenant hit counters, requests in flight
-//   POST   /admin/tenants/{id}/cache/evict     {pins?} drop the tenant's unreferenced cached blocks (pins: and its pins)
+//   POST   /admin/tenants/{id}/cache/evict     {pins?} drop the tenant's unreferenced cached blocks in every tier (pins: and its pins)
 //   POST   /admin/tenants/{id}/cache/pins      {prompt, ttl_s} pin a prefix for the tenant (run once, billed as a cache write)
 //   GET    /admin/policy                       each tier's eviction policy and parameters, and every policy there is
-//   PUT    /admin/policy/{tier}                {policy, params?} switch the tier's policy live, losing nothing cached
+//   PUT    /admin/policy/{tier}                {policy, params?} switch the tier's (device, host, disk) policy live, losing nothing cached
+//   GET    /admin/cache/tiers                  each KV tier's capacity, occupancy and counters (faults, refusals, persisted)
+//   POST   /admin/cache/purge                  {all?} delete the disk tier's entries of another model or KV layout (all: every entry)
 //
 // The cache and policy routes are in admin_cache_routes.cpp.
 //
@@ -31,6 +33,7 @@
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/durable_queue.h"
+#include "gateway/serving/kv_tiers.h"
 #include "gateway/serving/pipeline.h"
 #include "tenancy/tenancy.h"
 
@@ -39,9 +42,9 @@ namespace kvgate::serving {
 class AdminApi {
  public:
   AdminApi(Engine& engine, tenancy::Tenancy& tenancy, DurableQueue& work, AdminToken token, Pipeline& pipeline,
-           const Tokenizer& tokenizer, std::string model)
+           const Tokenizer& tokenizer, std::string model, const KvTiers& tiers)
       : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)), pipeline_(pipeline),
-        tokenizer_(tokenizer), model_(std::move(model)) {}
+        tokenizer_(tokenizer), model_(std::move(model)), tiers_(tiers) {}
 
   // Any thread; answers later, from a work thread.
   void operator()(const server::HttpRequest& req, server::Reply reply);
@@ -58,6 +61,7 @@ class AdminApi {
   Pipeline& pipeline_;
   const Tokenizer& tokenizer_;
   const std::string model_;  // the served model's id: what an operator's pin is recorded under
+  const KvTiers& tiers_;     // the host and disk tiers (thread-safe; none may be open)
 };
 
 }  // namespace kvgate::serving

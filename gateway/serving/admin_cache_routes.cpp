@@ -24,16 +24,24 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::string_view kTiers[] = {"device"};  // the host and disk tiers come with their issue
-
 json::object params_json(const policies::PolicyParams& p) {
   json::object o;
   for (const auto& [k, v] : p) o[k] = v;
   return o;
 }
 
-json::object tier_json(std::string_view tier, const policies::EvictionPolicy& p) {
-  return {{"tier", tier}, {"policy", p.name()}, {"params", params_json(p.params())}};
+json::object tier_json(std::string_view tier, std::string_view policy, const policies::PolicyParams& params) {
+  return {{"tier", tier}, {"policy", policy}, {"params", params_json(params)}};
+}
+
+json::object stats_json(std::string_view tier, const cache::TierStats& s) {
+  json::object faults;
+  for (const auto& [reason, n] : s.faults) faults[reason] = n;
+  return {{"tier", tier},           {"capacity_bytes", s.capacity_bytes}, {"used_bytes", s.used_bytes},
+          {"blocks", s.blocks},     {"blocks_in_use", s.pinned},          {"stored", s.stored},
+          {"refused", s.refused},   {"evicted", s.evicted},               {"hits", s.hits},
+          {"misses", s.misses},     {"faults", std::move(faults)},        {"write_errors", s.write_errors},
+          {"persisted", s.persisted}, {"foreign", s.foreign}};
 }
 
 json::array catalog_json() {
@@ -93,13 +101,22 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
 
   if (p.size() == 2 && p[1] == "policy" && m == "GET") {
     json::array tiers;
-    engine_.inspect([&](const Scheduler& s) { tiers.push_back(tier_json("device", s.pool().policy())); });
+    engine_.inspect([&](const Scheduler& s) {
+      tiers.push_back(tier_json("device", s.pool().policy().name(), s.pool().policy().params()));
+    });
+    if (tiers_.host) tiers.push_back(tier_json("host", tiers_.host->policy_name(), tiers_.host->policy_params()));
+    if (tiers_.disk) tiers.push_back(tier_json("disk", tiers_.disk->policy_name(), tiers_.disk->policy_params()));
     send_json(reply, 200, {{"tiers", std::move(tiers)}, {"available", catalog_json()}});
     return true;
   }
   if (p.size() == 3 && p[1] == "policy" && m == "PUT") {
-    if (std::find(std::begin(kTiers), std::end(kTiers), p[2]) == std::end(kTiers))
-      throw openai::not_found("no KV tier '" + std::string(p[2]) + "' (kvgate has the device tier; host and disk are to come)");
+    const std::string tier(p[2]);
+    const bool known = tier == "device" || (tier == "host" && tiers_.host) || (tier == "disk" && tiers_.disk);
+    if (!known) {
+      std::string have = "device";
+      for (const std::string& t : tiers_.names()) have += ", " + t;
+      throw openai::not_found("no KV tier '" + tier + "' on this server (it has: " + have + ")");
+    }
     std::unique_ptr<policies::EvictionPolicy> next;
     try {
       next = policies::make_eviction_policy(spec_from(body()));
@@ -107,11 +124,34 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
       throw openai::invalid_request(e.what(), "policy");
     }
     json::object out;
-    engine_.control([&](Scheduler& s) {
-      s.set_eviction_policy(std::move(next));
-      out = tier_json(p[2], s.pool().policy());
-    });
+    if (tier == "device") {
+      engine_.control([&](Scheduler& s) {
+        s.set_eviction_policy(std::move(next));
+        out = tier_json(tier, s.pool().policy().name(), s.pool().policy().params());
+      });
+    } else if (tier == "host") {
+      tiers_.host->set_policy(std::move(next));
+      out = tier_json(tier, tiers_.host->policy_name(), tiers_.host->policy_params());
+    } else {
+      tiers_.disk->set_policy(std::move(next));
+      out = tier_json(tier, tiers_.disk->policy_name(), tiers_.disk->policy_params());
+    }
     send_json(reply, 200, out);
+    return true;
+  }
+  if (p.size() == 3 && p[1] == "cache" && p[2] == "tiers" && m == "GET") {
+    json::array tiers;
+    if (tiers_.host) tiers.push_back(stats_json("host", tiers_.host->stats()));
+    if (tiers_.disk) tiers.push_back(stats_json("disk", tiers_.disk->stats()));
+    send_json(reply, 200, {{"tiers", std::move(tiers)}});
+    return true;
+  }
+  if (p.size() == 3 && p[1] == "cache" && p[2] == "purge" && m == "POST") {
+    if (!tiers_.disk) throw openai::not_found("this server has no disk tier (kv_tiers.disk_bytes is 0)");
+    const json::object o = body();
+    const bool all = openai::FieldReader(o, "").boolean("all").value_or(false);
+    const int64_t n = all ? tiers_.disk->purge_all() : tiers_.disk->purge_foreign();
+    send_json(reply, 200, {{"purged_blocks", n}, {"all", all}});
     return true;
   }
   if (p.size() == 5 && p[1] == "tenants" && p[3] == "cache" && p[4] == "evict" && m == "POST") {
@@ -119,8 +159,14 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
     const json::object o = body();
     const bool pins = openai::FieldReader(o, "").boolean("pins").value_or(false);
     cache::BlockPool::TenantEviction e;
-    engine_.control([&](Scheduler& s) { e = s.evict_tenant(tenant_label(t.id), pins); });
-    send_json(reply, 200, {{"tenant", t.id}, {"evicted_blocks", e.evicted}, {"unpinned_blocks", e.unpinned}});
+    const TenantId label = tenant_label(t.id);
+    engine_.control([&](Scheduler& s) { e = s.evict_tenant(label, pins); });
+    json::object by_tier{{"device", e.evicted}};
+    if (tiers_.host) by_tier["host"] = tiers_.host->evict_tenant(label);
+    if (tiers_.disk) by_tier["disk"] = tiers_.disk->evict_tenant(label);
+    send_json(reply, 200,
+              {{"tenant", t.id}, {"evicted_blocks", e.evicted}, {"evicted_blocks_by_tier", std::move(by_tier)},
+               {"unpinned_blocks", e.unpinned}});
     return true;
   }
   if (p.size() == 5 && p[1] == "tenants" && p[3] == "cache" && p[4] == "pins" && m == "POST") {

@@ -16,7 +16,7 @@
 
 namespace kvgate::serving {
 
-// Device-tier hits only, until the host and disk tiers land.
+// Cached tokens by the tier they came from (prompt = device + host + disk + fresh).
 tenancy::TokenUsage token_usage(const RequestResult& r);
 
 tenancy::FinishReason ledger_finish_reason(FinishReason r);

@@ -112,6 +112,30 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
                                        "Blocks copied down from a tier to the one below.", {"tier"}))),
       restores_(registry_.counter(info("kvgate_kv_restores_blocks_total", "Blocks copied up from a tier on a hit.",
                                        {"tier"}))),
+      restored_bytes_(registry_.counter(info("kvgate_kv_restores_bytes_total",
+                                             "Bytes copied up into the device from a tier on a hit.", {"tier"}))),
+      offloaded_bytes_(registry_.counter(info("kvgate_kv_offloads_bytes_total",
+                                              "Bytes copied down from a tier to the one below.", {"tier"}))),
+      tier_faults_(registry_.counter(info("kvgate_kv_tier_faults_total",
+                                          "Stored blocks that failed verification (checksum, identity, key or "
+                                          "tokens): dropped, and prefilled instead.",
+                                          {"tier", "reason"}))),
+      tier_refused_(registry_.counter(info("kvgate_kv_tier_refused_blocks_total",
+                                           "Blocks a tier did not take: no room (every entry in use), its write "
+                                           "queue full, or a failed write.",
+                                           {"tier"}))),
+      tier_write_errors_(registry_.counter(info("kvgate_kv_tier_write_errors_total",
+                                                "Failed writes to a tier (disk full, I/O error); the server keeps "
+                                                "serving.",
+                                                {"tier"}))),
+      persisted_(registry_.counter(
+          info("kvgate_kv_persisted_blocks_total", "Blocks written to the disk tier and acknowledged since start."))),
+      tier_tenant_blocks_(registry_.gauge(info("kvgate_kv_tier_tenant_blocks", "Blocks a tenant holds in a tier.",
+                                               {"tier", "tenant"}))),
+      resumed_tokens_(registry_.counter(info("kvgate_preempted_resume_tokens_total",
+                                             "Positions of preempted requests at resumption, by how they came back: "
+                                             "restored from a tier or recomputed.",
+                                             {"how"}))),
       refusals_(registry_.counter(info("kvgate_quota_refusals_total", "Requests refused with 429, by the limit.",
                                        {"tenant", "limit"}))),
       busy_(registry_.counter(info("kvgate_engine_busy_refusals_total",
@@ -124,8 +148,10 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
   waiting_.at({});
   preemptions_.at({});
   busy_.at({});
-  // Only the device tier exists until the host and disk tiers land.
-  for (auto* f : {&evictions_, &offloads_, &restores_}) f->at({"device"});
+  evictions_.at({"device"});
+  offloads_.at({"device"});
+  resumed_tokens_.at({"restored"});
+  resumed_tokens_.at({"recomputed"});
   kv_capacity_.at({"device"}).set(static_cast<double>(device_capacity_bytes_));
 }
 
@@ -170,13 +196,19 @@ void ServingMetrics::collect(Engine& engine) {
   cache::CacheStats st;
   int64_t running = 0;
   std::string policy;
+  RestoreCounters restores;
+  cache::MoverStats mover;
   engine.inspect([&](const Scheduler& s) {
     st = s.pool().stats();
     running = static_cast<int64_t>(s.running());
     policy = s.pool().policy().name();
+    restores = s.restores();
+    if (s.mover()) mover = s.mover()->stats();
   });
-  policy_info_.at({"device", policy});
-  policy_info_.each([&](std::span<const std::string> l, metrics::Gauge& g) { g.set(l[1] == policy ? 1 : 0); });
+  std::map<std::string, std::string> policies{{"device", policy}};
+  collect_tiers(restores, mover, policies);
+  for (const auto& [tier, name] : policies) policy_info_.at({tier, name});
+  policy_info_.each([&](std::span<const std::string> l, metrics::Gauge& g) { g.set(policies[l[0]] == l[1] ? 1 : 0); });
   kv_pinned_.at({"device"}).set(st.blocks_pinned);
   // Waiting: submitted and not running, including what is still in the
   // engine's inbox (outstanding counts from submit()).
@@ -270,6 +302,7 @@ json::object ServingMetrics::dashboard(const std::optional<std::string>& only) c
                                        {"blocks_free", free},
                                        {"usage_ratio", gauge(kv_usage_, {"device"})},
                                        {"capacity_bytes", device_capacity_bytes_}}};
+  for (json::value& row : tier_rows()) out["kv"].as_array().push_back(std::move(row));
   out["requests_running"] = static_cast<int64_t>(gauge(running_, {}));
   out["requests_waiting"] = static_cast<int64_t>(gauge(waiting_, {}));
   auto total = [](const metrics::Family<Counter>& f) { return sum_where(f, [](auto) { return true; }); };

@@ -28,6 +28,7 @@
 #include "engine/sched/engine.h"
 #include "engine/sched/request_timing.h"
 #include "gateway/metrics/registry.h"
+#include "gateway/serving/kv_tiers.h"
 #include "tenancy/quota.h"
 #include "tenancy/usage.h"
 
@@ -50,6 +51,9 @@ class ServingMetrics {
   void refused(const std::string& tenant, tenancy::Limit limit);  // 429
   void busy();                                                    // 503
 
+  // The host and disk tiers whose state collect() copies too; they must
+  // outlive this. Not called: the device tier only.
+  void watch(const KvTiers& tiers) { tiers_ = &tiers; }
   // Copies the engine's state into the gauges. Waits for the engine loop.
   void collect(Engine& engine);
 
@@ -60,6 +64,10 @@ class ServingMetrics {
 
  private:
   std::string tenant_of(TenantId label) const;
+  // The host and disk tiers' part of collect() (serving_tier_metrics.cpp).
+  void collect_tiers(const RestoreCounters& restores, const cache::MoverStats& mover,
+                     std::map<std::string, std::string>& policies);
+  boost::json::array tier_rows() const;
 
   const std::string model_;
   const int64_t device_capacity_bytes_;
@@ -90,9 +98,18 @@ class ServingMetrics {
   metrics::Family<metrics::Counter>& evictions_;
   metrics::Family<metrics::Counter>& offloads_;
   metrics::Family<metrics::Counter>& restores_;
+  metrics::Family<metrics::Counter>& restored_bytes_;
+  metrics::Family<metrics::Counter>& offloaded_bytes_;
+  metrics::Family<metrics::Counter>& tier_faults_;
+  metrics::Family<metrics::Counter>& tier_refused_;
+  metrics::Family<metrics::Counter>& tier_write_errors_;
+  metrics::Family<metrics::Counter>& persisted_;
+  metrics::Family<metrics::Gauge>& tier_tenant_blocks_;
+  metrics::Family<metrics::Counter>& resumed_tokens_;
   metrics::Family<metrics::Counter>& refusals_;
   metrics::Family<metrics::Counter>& busy_;
 
+  const KvTiers* tiers_ = nullptr;
   mutable Mutex labels_mu_;
   std::map<TenantId, std::string> tenant_by_label_ ABSL_GUARDED_BY(labels_mu_);
 };

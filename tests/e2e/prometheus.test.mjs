@@ -49,7 +49,15 @@ const families = {
   kvgate_preemptions_total: ['counter', []],
   kvgate_kv_evictions_blocks_total: ['counter', ['tier']],
   kvgate_kv_offloads_blocks_total: ['counter', ['tier']],
+  kvgate_kv_offloads_bytes_total: ['counter', ['tier']],
   kvgate_kv_restores_blocks_total: ['counter', ['tier']],
+  kvgate_kv_restores_bytes_total: ['counter', ['tier']],
+  kvgate_kv_tier_faults_total: ['counter', ['tier', 'reason']],
+  kvgate_kv_tier_refused_blocks_total: ['counter', ['tier']],
+  kvgate_kv_tier_write_errors_total: ['counter', ['tier']],
+  kvgate_kv_persisted_blocks_total: ['counter', []],
+  kvgate_kv_tier_tenant_blocks: ['gauge', ['tier', 'tenant']],
+  kvgate_preempted_resume_tokens_total: ['counter', ['how']],
   kvgate_quota_refusals_total: ['counter', ['tenant', 'limit']],
   kvgate_engine_busy_refusals_total: ['counter', []],
 };
@@ -58,6 +66,9 @@ const labelValues = {
   finish_reason: ['stop', 'length', 'cancelled', 'error'],
   limit: ['requests', 'tokens', 'concurrent_requests', 'monthly_spend', 'kv_blocks'],
   state: ['in_use', 'cached', 'free'],
+  reason: ['truncated', 'bad_magic', 'header_checksum', 'payload_checksum', 'wrong_model', 'wrong_layout',
+    'wrong_block_size', 'wrong_type', 'wrong_key', 'wrong_tokens'],
+  how: ['restored', 'recomputed'],
 };
 const ttftBuckets = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
   160, 640, 2560];

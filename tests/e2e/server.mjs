@@ -12,12 +12,17 @@ import readline from 'node:readline';
 const binary = process.env.KVGATE_BINARY;
 const shared = process.env.KVGATE_SHARED;
 
-export async function startServer(extraArgs = []) {
+// `dataDir`: restart on an existing data directory (a restarted server prints
+// no secrets: the caller keeps them from the first start); it is then left
+// for the caller to remove.
+export async function startServer(extraArgs = [], { dataDir: reuse, model } = {}) {
   if (!binary) throw new Error('KVGATE_BINARY is not set');
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'kvgate-e2e-'));
+  const dataDir = reuse ?? mkdtempSync(path.join(tmpdir(), 'kvgate-e2e-'));
   // A small KV pool: the sanitizer build checks the pool's invariants after every change.
-  const args = ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', '--kv-budget', '64MiB', ...extraArgs];
-  if (shared) args.push('--model', path.join(shared, 'models/stories260K.gguf'));
+  const budget = extraArgs.includes('--kv-budget') ? [] : ['--kv-budget', '64MiB'];
+  const args = ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', ...budget, ...extraArgs];
+  if (model) args.push('--model', model);
+  else if (shared) args.push('--model', path.join(shared, 'models/stories260K.gguf'));
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = [];
   child.stderr.on('data', (d) => process.stderr.write(d));
@@ -53,8 +58,15 @@ export async function startServer(extraArgs = []) {
       const exited = new Promise((r) => child.once('exit', (code) => r(code)));
       child.kill('SIGTERM');
       const code = await exited;
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!reuse) rmSync(dataDir, { recursive: true, force: true });
       return code;
+    },
+    // SIGKILL: nothing is flushed or closed; the data directory stays.
+    async kill9() {
+      agent.destroy();
+      const exited = new Promise((r) => child.once('exit', (code, signal) => r(signal)));
+      child.kill('SIGKILL');
+      return exited;
     },
     // A raw HTTPS request, for the admin routes and error bodies.
     request(method, route, { headers = {}, body } = {}) {

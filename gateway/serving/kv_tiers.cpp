@@ -1,0 +1,68 @@
+#include "gateway/serving/kv_tiers.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "engine/error.h"
+#include "policies/eviction/policy_registry.h"
+
+namespace kvgate::serving {
+
+std::vector<std::string> KvTiers::names() const {
+  std::vector<std::string> out;
+  if (host) out.emplace_back("host");
+  if (disk) out.emplace_back("disk");
+  return out;
+}
+
+KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity) {
+  KvTiers t;
+  const auto& k = c.kv_tiers;
+  if (!c.model.prefix_cache) return t;  // nothing is cached, so nothing goes below
+  const auto policy = [](const std::string& spec) {
+    return policies::make_eviction_policy(policies::parse_policy_spec(spec));  // checked with the config
+  };
+  const auto record = static_cast<int64_t>(cache::record_bytes(identity));
+  if (k.host_bytes >= record) t.host = std::make_shared<cache::HostTier>(k.host_bytes, identity, policy(k.host_policy));
+  if (k.disk_bytes >= record) {
+    cache::DiskTierOptions o;
+    o.dir = c.kv_disk_path();
+    o.capacity_bytes = k.disk_bytes;
+    o.identity = identity;
+    o.policy = policy(k.disk_policy);
+    o.move_aside_corrupt = k.move_aside_corrupt;
+    try {
+      t.disk = cache::DiskTier::open(std::move(o));
+    } catch (const std::runtime_error& e) {
+      throw Error(std::string(e.what()) +
+                  " (set kv_tiers.move_aside_corrupt = true to move it aside and start with an empty disk tier)");
+    }
+  }
+  return t;
+}
+
+std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& identity) {
+  std::vector<std::string> out;
+  const auto record = static_cast<int64_t>(cache::record_bytes(identity));
+  const auto line = [&](const char* tier, const cache::TierStats& s, const std::string& policy, const std::string& more) {
+    char buf[320];
+    const int64_t blocks = s.capacity_bytes / record;
+    std::snprintf(buf, sizeof buf, "KV %s tier: %lld blocks (%lld tokens, %.1f MiB), policy %s%s", tier,
+                  static_cast<long long>(blocks), static_cast<long long>(blocks * identity.block_size),
+                  static_cast<double>(s.capacity_bytes) / 1048576.0, policy.c_str(), more.c_str());
+    out.emplace_back(buf);
+  };
+  if (t.host) line("host", t.host->stats(), t.host->policy_name(), "");
+  if (t.disk) {
+    const cache::TierStats s = t.disk->stats();
+    line("disk", s, t.disk->policy_name(),
+         ", " + std::to_string(s.blocks) + " blocks found" +
+             (s.foreign > 0 ? ", " + std::to_string(s.foreign) +
+                                  " of another model or KV layout ignored (kvgate cache purge removes them)"
+                            : ""));
+  }
+  if (!t.host && !t.disk) out.emplace_back("KV tiers: none below the device (an evicted block is forgotten)");
+  return out;
+}
+
+}  // namespace kvgate::serving

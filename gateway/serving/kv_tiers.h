@@ -1,0 +1,36 @@
+// The KV tiers of a serving process: the host tier and the RocksDB disk
+// tier under <data.dir>/kv, opened from [kv_tiers] with the engine's cache
+// identity, before the engine starts. The engine reaches them through the
+// mover (cache/tiers/tier_mover.h); the admin routes and the metrics reach
+// them here (both tiers are thread-safe).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/tiers/disk_tier.h"
+#include "cache/tiers/host_tier.h"
+#include "cache/tiers/tier_mover.h"
+#include "gateway/config/server_config.h"
+
+namespace kvgate::serving {
+
+struct KvTiers {
+  std::shared_ptr<cache::HostTier> host;  // null: no host tier
+  std::shared_ptr<cache::DiskTier> disk;  // null: no disk tier
+
+  cache::LowerTiers lower() const { return {host, disk}; }
+  // The tiers as the admin API names them ("host", "disk"), present ones only.
+  std::vector<std::string> names() const;
+};
+
+// Opens the configured tiers. Throws kvgate::Error naming the directory when
+// the disk tier will not open (unless kv_tiers.move_aside_corrupt).
+KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity);
+
+// One line per tier for the start-up report: capacity in blocks and tokens,
+// policy, and for the disk what was found there.
+std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& identity);
+
+}  // namespace kvgate::serving
