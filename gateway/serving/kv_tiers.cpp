@@ -59,7 +59,10 @@ std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& ide
          ", " + std::to_string(s.blocks) + " blocks found" +
              (s.foreign > 0 ? ", " + std::to_string(s.foreign) +
                                   " of another model or KV layout ignored (kvgate cache purge removes them)"
-                            : ""));
+                            : "") +
+             (t.disk->moved_aside_to().empty()
+                  ? ""
+                  : "; the database there would not open and was moved to " + t.disk->moved_aside_to()));
   }
   if (!t.host && !t.disk) out.emplace_back("KV tiers: none below the device (an evicted block is forgotten)");
   return out;

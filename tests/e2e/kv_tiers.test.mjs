@@ -6,8 +6,8 @@
 // which ignores the old entries until they are purged (admin route and
 // `kvgate cache purge`).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -31,10 +31,10 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function start(extra = {}) {
+async function start({ extraArgs = [], ...extra } = {}) {
   for (const s of running) await s.kill9();  // left by a failed test: it holds the tier's lock
   running.clear();
-  const s = await startServer(tierArgs, { dataDir, ...extra });
+  const s = await startServer([...tierArgs, ...extraArgs], { dataDir, ...extra });
   running.add(s);
   return s;
 }
@@ -155,4 +155,22 @@ test('another model ignores the old entries; purge removes them', async () => {
   // Offline, with the server stopped: nothing of another model is left to purge.
   const out = execFileSync(binary, ['cache', 'purge', '--data-dir', dataDir, '--model', other]).toString();
   assert.match(out, /purged 0 blocks/);
+});
+
+test('a disk tier that will not open stops the start naming its directory, or is moved aside', async () => {
+  const kv = path.join(dataDir, 'kv');
+  writeFileSync(path.join(kv, 'CURRENT'), 'not a manifest name\n');
+  const r = spawnSync(binary, ['serve', '--data-dir', dataDir, '--listen', '127.0.0.1:0', ...tierArgs,
+    '--model', path.join(process.env.KVGATE_SHARED, 'models/stories260K.gguf')], { encoding: 'utf8', timeout: 60000 });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.ok(r.stderr.includes(`kv disk tier at ${kv}`), r.stderr);
+  assert.match(r.stderr, /move_aside_corrupt/);
+
+  const server = await start({ extraArgs: ['--kv-move-aside-corrupt'] });
+  const line = server.lines.find((l) => /KV disk tier/.test(l));
+  assert.match(line, / 0 blocks found; the database there would not open and was moved to /);
+  assert.ok(readdirSync(dataDir).some((f) => f.startsWith('kv.corrupt-')));
+  const r2 = await complete(clientFor(server, apiKey), 0);
+  assert.equal(r2.choices[0].text, outputs[0], 'it serves, from an empty disk tier');
+  assert.equal(await stop(server), 0);
 });

@@ -5,6 +5,10 @@
 // restart.
 #include <gtest/gtest.h>
 
+#include <rocksdb/env.h>
+
+#include <atomic>
+#include <functional>
 #include <memory>
 
 #include "cache/tiers/disk_tier.h"
@@ -195,6 +199,148 @@ TEST(PrefixTiers, TheDiskTierIsWarmAfterARestart) {
   const RequestResult again = run_one(*s, req);
   EXPECT_EQ(again.output, first);
   EXPECT_EQ(again.cached_disk_tokens, 127);
+}
+
+// The prompt's chain under its scope, as the scheduler hashes it.
+std::vector<cache::BlockHash> chain_of(const Request& req) {
+  std::vector<cache::BlockHash> chain;
+  const cache::BlockHash seed = cache::chain_seed({*req.scope, fingerprint_of(*stories()), kB, req.cache_salt});
+  cache::extend_chain(chain, seed, req.prompt, kB, cache::hash_block);
+  return chain;
+}
+
+// A record of the prompt's first block as the disk tier holds it, damaged by
+// `damage` (which may also seal it under another identity), planted in place
+// of the good one: the request must miss from that block on, and the disk
+// tier must count the fault under its name.
+struct Damage {
+  const char* fault;
+  std::function<void(std::vector<std::byte>& record, const cache::BlockKey& key, std::span<const TokenId> tokens)> apply;
+};
+
+class DamagedDiskRecord : public ::testing::TestWithParam<Damage> {};
+
+TEST_P(DamagedDiskRecord, IsAMissNeverServedAndCounted) {
+  auto model = stories();
+  testing::TempDir dir;
+  auto disk = disk_tier(model, (dir.path() / "kv").string());
+  const Request req = greedy(prompt(100, 12), 6);
+  {
+    auto s = make_prefix_scheduler(model, {.block_size = kB, .tiers = {nullptr, disk}});
+    run_one(*s, req);
+    s->settle_tiers();
+    disk->flush();
+  }
+  const std::vector<cache::BlockHash> chain = chain_of(req);
+  const cache::BlockKey key{chain[0], cache::chain_seed({*req.scope, fingerprint_of(*model), kB, req.cache_salt}),
+                            *req.scope, 0};
+  const std::span<const TokenId> tokens = std::span(req.prompt).first(kB);
+  std::optional<std::vector<std::byte>> record = disk->get({key.scope, key.hash});
+  ASSERT_TRUE(record);
+  ASSERT_EQ(cache::check_record(*record, key, tokens, identity_of(model)), cache::RecordFault::kNone);
+  GetParam().apply(*record, key, tokens);
+  disk->put_raw_for_test({key.scope, key.hash}, *record, 0, 0);
+
+  auto s = make_prefix_scheduler(model, {.block_size = kB, .tiers = {nullptr, disk}});  // a cold device
+  const RequestResult again = run_one(*s, req);
+  EXPECT_EQ(again.cached_tokens, 0);
+  EXPECT_EQ(again.output, cache_off(req));
+  const cache::TierStats st = disk->stats();
+  ASSERT_TRUE(st.faults.contains(GetParam().fault)) << "no fault counted as " << GetParam().fault;
+  EXPECT_EQ(st.faults.at(GetParam().fault), 1);
+  EXPECT_FALSE(disk->contains({key.scope, key.hash})) << "the damaged record is dropped";
+}
+
+// Seals the record again under an identity changed by `edit`: the bytes are
+// those of a well-formed block of another model or layout.
+void reseal(std::vector<std::byte>& record, const cache::BlockKey& key, std::span<const TokenId> tokens,
+            const std::function<void(cache::KvIdentity&)>& edit) {
+  cache::KvIdentity other = identity_of(stories());
+  edit(other);
+  std::vector<std::byte> r(cache::record_bytes(other));
+  const std::span<const std::byte> old = cache::record_payload(std::span<const std::byte>(record), identity_of(stories()));
+  const std::span<std::byte> payload = cache::record_payload(std::span(r), other);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = old[i % old.size()];
+  std::vector<TokenId> toks(tokens.begin(), tokens.end());
+  toks.resize(static_cast<size_t>(other.block_size), 0);
+  cache::seal_record(r, key, 0, other, toks);
+  record = std::move(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, DamagedDiskRecord,
+    ::testing::Values(
+        Damage{"payload_checksum", [](auto& r, auto&, auto) { r[r.size() - 100] ^= std::byte{0x40}; }},
+        Damage{"truncated", [](auto& r, auto&, auto) { r.resize(r.size() / 2); }},
+        Damage{"wrong_model", [](auto& r, auto& k, auto toks) { reseal(r, k, toks, [](auto& id) { id.model.lo ^= 1; }); }},
+        Damage{"wrong_block_size",
+               [](auto& r, auto& k, auto toks) { reseal(r, k, toks, [](auto& id) { id.block_size = 32; }); }},
+        Damage{"wrong_type", [](auto& r, auto& k, auto toks) { reseal(r, k, toks, [](auto& id) { id.kv_type = 1; }); }}),
+    [](const auto& param_info) { return std::string(param_info.param.fault); });
+
+// A full disk: every write to the disk tier fails. Requests are served as
+// before (from the host tier and the device), the failures counted.
+class FullDisk : public rocksdb::EnvWrapper {
+ public:
+  FullDisk() : EnvWrapper(rocksdb::Env::Default()) {}
+  const char* Name() const override { return "KvgateFullDisk"; }
+  std::atomic<bool> full{false};
+  rocksdb::Status NewWritableFile(const std::string& f, std::unique_ptr<rocksdb::WritableFile>* r,
+                                  const rocksdb::EnvOptions& o) override {
+    rocksdb::Status st = target()->NewWritableFile(f, r, o);
+    if (st.ok()) *r = std::make_unique<File>(std::move(*r), full);
+    return st;
+  }
+
+ private:
+  class File : public rocksdb::WritableFileWrapper {
+   public:
+    File(std::unique_ptr<rocksdb::WritableFile> t, std::atomic<bool>& full)
+        : WritableFileWrapper(t.get()), own_(std::move(t)), full_(full) {}
+    rocksdb::Status Append(const rocksdb::Slice& d) override {
+      return full_ ? rocksdb::Status::NoSpace("injected: no space left on device") : WritableFileWrapper::Append(d);
+    }
+    rocksdb::Status Append(const rocksdb::Slice& d, const rocksdb::DataVerificationInfo& v) override {
+      return full_ ? rocksdb::Status::NoSpace("injected: no space left on device") : WritableFileWrapper::Append(d, v);
+    }
+
+   private:
+    std::unique_ptr<rocksdb::WritableFile> own_;
+    std::atomic<bool>& full_;
+  };
+};
+
+TEST(PrefixTiers, AFullDiskLeavesTheServerServing) {
+  auto model = stories();
+  testing::TempDir dir;
+  FullDisk env;
+  cache::DiskTierOptions o;
+  o.dir = (dir.path() / "kv").string();
+  o.capacity_bytes = 4096 * record_bytes_of(model);
+  o.identity = identity_of(model);
+  o.env = &env;
+  o.retry_interval = std::chrono::milliseconds(0);
+  auto disk = std::shared_ptr<cache::DiskTier>(cache::DiskTier::open(std::move(o)));
+  auto host = host_tier(model, 256);
+  auto s = make_prefix_scheduler(model, {.block_size = kB, .n_blocks = 12, .tiers = {host, disk}});
+  env.full = true;
+  for (uint32_t i = 0; i < 6; ++i) {
+    const Request req = greedy(prompt(100, 600 + i), 4);
+    EXPECT_EQ(run_one(*s, req).output, cache_off(req)) << "request " << i;
+  }
+  s->settle_tiers();
+  disk->flush();
+  EXPECT_GT(disk->stats().write_errors, 0);
+  EXPECT_EQ(disk->stats().persisted, 0);
+  // Served from the host tier meanwhile; once there is room again, written.
+  const Request first = greedy(prompt(100, 600), 4);
+  EXPECT_EQ(run_one(*s, first).cached_host_tokens, 96);
+  env.full = false;
+  const Request later = greedy(prompt(100, 700), 4);
+  EXPECT_EQ(run_one(*s, later).output, cache_off(later));
+  s->settle_tiers();
+  disk->flush();
+  EXPECT_GE(disk->stats().persisted, 6);
 }
 
 }  // namespace
