@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -64,6 +65,12 @@ class Backend {
   // mover holds a reference on (cached, so no step writes it).
   virtual void copy_block_to_host(BlockId block, std::span<std::byte> dst) const = 0;
   virtual void copy_block_from_host(BlockId block, std::span<const std::byte> src) = 0;
+
+  // Why this backend can run no more steps (a device fault that poisons
+  // the context), or empty while it can. The engine then refuses new work
+  // (EngineFailed) and a server answers 503, rather than accept requests
+  // that can only fail.
+  virtual std::string failure() const { return {}; }
 
   // Copies block `src`'s K/V over block `dst`'s, inside the pool: the prefix
   // cache's copy-on-write (a request that must write into a shared block

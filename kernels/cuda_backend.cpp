@@ -185,6 +185,8 @@ class CudaBackend final : public Backend {
       throw;
     }
   }
+  std::string failure() const override { return failed_; }
+
   void refuse_if_failed() const {
     if (!failed_.empty()) throw Error("cuda backend: the device failed earlier and takes no more work: " + failed_);
   }

@@ -36,6 +36,7 @@ std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, Reques
                                               const std::function<void(RequestId)>& on_id) {
   const SteadyClock::time_point arrival = SteadyClock::now();
   (void)request_limits(req, bounds_);  // on the caller's thread: bad input is the caller's error, not the loop's
+  if (failed_.load()) throw EngineFailed("the engine's backend failed and takes no more work: " + failure());
   if (const int64_t before = outstanding_.fetch_add(1); eng_.max_outstanding > 0 && before >= eng_.max_outstanding) {
     outstanding_.fetch_sub(1);
     throw EngineBusy("the engine has " + std::to_string(eng_.max_outstanding) +
@@ -183,6 +184,11 @@ void Engine::drain(std::vector<Submission>& subs, std::vector<RequestId>& cancel
   cancels.clear();
 }
 
+std::string Engine::failure() const {
+  MutexLock lock(failure_mu_);
+  return failure_;
+}
+
 void Engine::run_step() {
   std::string why;
   try {
@@ -194,7 +200,16 @@ void Engine::run_step() {
     why = "unknown error";
   }
   // A failed forward pass leaves the batch's K/V unknown: end every request
-  // in flight with the error rather than serve wrong tokens.
+  // in flight with the error rather than serve wrong tokens. A backend that
+  // cannot recover says so, and from then on submit() refuses.
+  if (std::string f = sched_->backend().failure(); !f.empty()) {
+    {
+      MutexLock lock(failure_mu_);
+      failure_ = std::move(f);
+    }
+    failed_.store(true);
+    std::fprintf(stderr, "kvgate: engine: the backend failed for good, refusing new requests: %s\n", why.c_str());
+  }
   try {
     sched_->fail_all(why);
   } catch (const std::exception& e) {

@@ -36,6 +36,12 @@ class EngineBusy : public Error {
   using Error::Error;
 };
 
+// The backend failed for good (Backend::failure()): nothing more can run.
+class EngineFailed : public Error {
+ public:
+  using Error::Error;
+};
+
 class Engine {
  public:
   Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOptions eng = {});
@@ -48,7 +54,8 @@ class Engine {
   // the returned stream yields its tokens and completion. The request's
   // arrival is stamped here, so TTFT includes its wait in the inbox. After
   // shutdown the stream finishes at once as cancelled. Throws EngineBusy
-  // when max_outstanding requests are already in flight.
+  // when max_outstanding requests are already in flight, EngineFailed once
+  // the backend has failed for good.
   // `on_id`, when given, is told the request's id before the loop can see
   // the request, so that a callback which may want to cancel it (a stop
   // string) knows its id even if every token comes before submit() returns.
@@ -82,6 +89,8 @@ class Engine {
   const RequestBounds& bounds() const { return bounds_; }
   const Scheduler::CacheIdentity& cache_identity() const { return identity_; }
   int64_t outstanding() const { return outstanding_.load(); }
+  // Why the backend can run no more (see Backend::failure), or empty. Any thread.
+  std::string failure() const;
 
   int64_t steps() const { return steps_.load(); }
   int64_t preemptions() const { return preemptions_.load(); }
@@ -117,6 +126,9 @@ class Engine {
   const EngineOptions eng_;
   std::atomic<RequestId> next_id_{1};
   std::atomic<int64_t> outstanding_{0};  // streams handed out and not yet finished
+  std::atomic<bool> failed_{false};
+  mutable Mutex failure_mu_;
+  std::string failure_ ABSL_GUARDED_BY(failure_mu_);
   std::atomic<int64_t> steps_{0}, preemptions_{0};  // published by the loop for observers
   uint64_t published_pin_changes_ = 0;  // the loop's own
   mutable Mutex pins_mu_;

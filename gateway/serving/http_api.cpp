@@ -77,6 +77,9 @@ void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const 
   };
   if (path == "/health") {
     only("GET");
+    // A failed device: 503, so a load balancer takes this replica out.
+    if (const std::string f = pipeline_.engine_failure(); !f.empty())
+      return send_json(reply, 503, {{"status", "error"}, {"error", f}});
     return send_json(reply, 200, {{"status", "ok"}});
   }
   if (path == "/v1/models") {

@@ -127,7 +127,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
     return stream->id();
   } catch (const Error& e) {
     tenancy_.quotas().withdraw(f->ticket);  // not served: the tenant is charged nothing, not even the request
-    const bool busy = dynamic_cast<const EngineBusy*>(&e) != nullptr;
+    const bool busy = dynamic_cast<const EngineBusy*>(&e) != nullptr || dynamic_cast<const EngineFailed*>(&e) != nullptr;
     if (busy) metrics_.busy();
     return NotStarted{busy ? NotStarted::Why::kBusy : NotStarted::Why::kBadRequest, e.what(), std::nullopt};
   }

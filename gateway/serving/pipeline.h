@@ -84,6 +84,8 @@ class Pipeline {
   // The client went away: the request ends, its blocks go back, and what it
   // used is still recorded.
   void cancel(RequestId id) { engine_.cancel(id); }
+  // Why the engine takes no more work (its backend failed), or empty: /health says so.
+  std::string engine_failure() const { return engine_.failure(); }
 
  private:
   struct Flight;

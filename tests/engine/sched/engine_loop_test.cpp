@@ -108,24 +108,31 @@ TEST(SchedulerEngine, CancelFromAnotherThreadEndsTheStream) {
   EXPECT_EQ(engine->available_blocks(), engine->num_blocks());
 }
 
-// A backend whose forward pass fails from the n-th call on.
+// A backend whose forward pass fails from the n-th call on; `sticky`: and
+// then says it can run no more (a device fault).
 class FailingBackend final : public Backend {
  public:
-  FailingBackend(std::unique_ptr<Backend> inner, int ok_steps) : inner_(std::move(inner)), ok_(ok_steps) {}
+  FailingBackend(std::unique_ptr<Backend> inner, int ok_steps, bool sticky = false)
+      : inner_(std::move(inner)), ok_(ok_steps), sticky_(sticky) {}
   std::string_view name() const override { return "failing"; }
   const ModelConfig& config() const override { return inner_->config(); }
   KvLayout kv_layout() const override { return inner_->kv_layout(); }
   const KvCapacity& kv_capacity() const override { return inner_->kv_capacity(); }
   void forward(std::span<const SequenceStep> batch, Logits& out) override {
-    if (ok_-- <= 0) throw Error("device lost");
+    if (ok_-- <= 0) {
+      failed_ = sticky_;
+      throw Error("device lost");
+    }
     inner_->forward(batch, out);
   }
+  std::string failure() const override { return failed_ ? "an illegal memory access" : ""; }
   void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { inner_->copy_block_to_host(b, dst); }
   void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { inner_->copy_block_from_host(b, src); }
 
  private:
   std::unique_ptr<Backend> inner_;
   int ok_;
+  bool sticky_, failed_ = false;
 };
 
 TEST(SchedulerEngine, AFailedStepEndsEveryRequestInFlightWithTheError) {
@@ -138,6 +145,24 @@ TEST(SchedulerEngine, AFailedStepEndsEveryRequestInFlightWithTheError) {
   EXPECT_EQ(b->wait().result.finish, FinishReason::kError);
   EXPECT_EQ(a->wait().error, "device lost");
   EXPECT_EQ(engine.available_blocks(), engine.num_blocks());
+}
+
+// A backend that cannot recover (a device fault): the requests in flight
+// end with the error, and every later submit is refused as EngineFailed (a
+// server's 503), naming the fault.
+TEST(SchedulerEngine, AFailedDeviceRefusesNewWork) {
+  auto m = stories();
+  Engine engine(std::make_unique<FailingBackend>(make_cpu_backend(m, backend_options(*m, {})), 2, true),
+                scheduler_options(*m, {}));
+  auto a = engine.submit(greedy(some_tokens(30, 512, 85), 50), {});
+  EXPECT_EQ(a->wait().result.finish, FinishReason::kError);
+  EXPECT_EQ(engine.failure(), "an illegal memory access");
+  try {
+    engine.submit(greedy(some_tokens(30, 512, 86), 5), {});
+    FAIL() << "a failed engine took a request";
+  } catch (const EngineFailed& e) {
+    EXPECT_NE(std::string(e.what()).find("an illegal memory access"), std::string::npos) << e.what();
+  }
 }
 
 // Ending the requests after a failed step calls their streams' callbacks;
