@@ -271,8 +271,21 @@ bool HostTier::contains(const TierKey& key) const {
 
 void HostTier::drop_corrupt(const TierKey& key, RecordFault why) {
   std::lock_guard lock(mu_);
+  drop_locked(key, -1, why);
+}
+
+// A lease is a reader's view of one slot: if its record was dropped already
+// (by another reader of the same bad bytes) and a good one stored under the
+// key since, that good one is not the lease's to drop.
+void HostTier::drop_corrupt(const Lease& lease, RecordFault why) {
+  std::lock_guard lock(mu_);
+  drop_locked(lease.key(), lease.slot_, why);
+}
+
+void HostTier::drop_locked(const TierKey& key, int32_t only_slot, RecordFault why) {
   auto it = index_.find(key);
   if (it == index_.end() || slots_[static_cast<size_t>(it->second)].state != SlotState::kStored) return;
+  if (only_slot >= 0 && it->second != only_slot) return;
   const int32_t slot = it->second;
   Slot& s = slots_[static_cast<size_t>(slot)];
   ++counters_.faults[std::string(fault_name(why))];

@@ -129,6 +129,9 @@ class HostTier {
   // (the caller's own lease included). Counted under fault_name(why), once
   // per entry; nothing happens for a key not stored.
   void drop_corrupt(const TierKey& key, RecordFault why);
+  // The same for the record `lease` reads, only while that record is still
+  // the one stored under its key (not when it was dropped and replaced).
+  void drop_corrupt(const Lease& lease, RecordFault why);
   // Drops every stored entry charged to `tenant` that no lease holds
   // (counted as evicted); returns how many.
   int32_t evict_tenant(TenantId tenant);
@@ -173,6 +176,7 @@ class HostTier {
   std::optional<int32_t> victim_of_locked(TenantId owner);
   void publish(int32_t slot);
   void abandon(int32_t slot);
+  void drop_locked(const TierKey& key, int32_t only_slot, RecordFault why);  // only_slot < 0: whichever
   void release(int32_t slot);
   void check_invariants_locked() const;
   void debug_check_locked() const;

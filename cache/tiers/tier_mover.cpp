@@ -233,9 +233,7 @@ std::optional<FoundBlock> TierMover::read_from_disk(const TierKey& key, const Bl
 RecordFault TierMover::verify(const FoundBlock& f, const BlockKey& want, std::span<const TokenId> tokens) {
   const RecordFault why = check_record(f.record(), want, tokens, identity_);
   if (why == RecordFault::kNone) return why;
-  const TierKey key{want.scope, want.hash};
-  if (f.tier() == policies::Tier::kHost && tiers_.host) tiers_.host->drop_corrupt(key, why);
-  if (f.tier() == policies::Tier::kDisk && tiers_.disk) tiers_.disk->drop_corrupt(key, why);
+  if (const HostTier::Lease* lease = f.lease(); lease && tiers_.host) tiers_.host->drop_corrupt(*lease, why);
   return why;
 }
 

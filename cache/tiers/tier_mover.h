@@ -68,6 +68,8 @@ class FoundBlock {
   FoundBlock(std::vector<std::byte> record) : held_(std::move(record)), tier_(policies::Tier::kDisk) {}
   policies::Tier tier() const { return tier_; }
   std::span<const std::byte> record() const;
+  // The host tier's lease, when the record is read there; null after a disk read.
+  const HostTier::Lease* lease() const { return std::get_if<HostTier::Lease>(&held_); }
 
  private:
   std::variant<HostTier::Lease, std::vector<std::byte>> held_;
@@ -128,7 +130,10 @@ class TierMover {
   // a request lost from the device after its prefetch.
   std::optional<FoundBlock> find_in_host(const TierKey& key);
   // Checks a found record against what the request expects; a fault drops
-  // the entry from its tier (counted there) and is returned.
+  // the entry from its tier (counted there) and is returned. A host record
+  // is dropped through its lease, so a reader holding stale bad bytes never
+  // drops the good record written since; a disk read's copy was verified on
+  // the reader already, so its fault is returned but drops nothing more.
   RecordFault verify(const FoundBlock& f, const BlockKey& want, std::span<const TokenId> tokens);
 
   MoverStats stats() const;
