@@ -29,6 +29,13 @@ constexpr std::string_view kv_type_name(KvType t) {
   return "";
 }
 
+// The inverse of kv_type_name; throws kvgate::Error for another name.
+inline KvType kv_type_from_name(std::string_view name) {
+  for (KvType t : {KvType::kF32, KvType::kF16, KvType::kBF16})
+    if (kv_type_name(t) == name) return t;
+  throw Error("unknown KV element type '" + std::string(name) + "' (expected f32, f16 or bf16)");
+}
+
 // How a block's bytes are arranged when copied out of a backend (for the
 // tiers and copy-on-write). `name` is versioned: change it whenever the
 // arrangement changes, and every cached block of the old one becomes a miss.

@@ -28,7 +28,8 @@ cache::KvIdentity configured_identity(const config::ServerConfig& c) {
   auto model = Model::load(c.model.path);
   BackendOptions bo;
   bo.block_size = c.model.block_size;
-  bo.kv_budget_bytes = kv_bytes_per_token(model->config(), KvType::kF32) * c.model.block_size;
+  bo.kv_type = kv_type_from_name(c.model.kv_type);
+  bo.kv_budget_bytes = kv_bytes_per_token(model->config(), bo.kv_type) * c.model.block_size;
   auto backend = make_backend(c.model.backend, model, bo);
   return tier_identity(*backend, model_fingerprint(*model, backend->kv_layout()));
 }

@@ -23,6 +23,7 @@ constexpr int64_t kMaxTokens = int64_t{1} << 24;
 
 constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "kv_tiers", "data", "admin", "metrics", "log"};
 constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
+constexpr std::string_view kKvTypes[] = {"f32", "f16", "bf16"};
 constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
 
 // One row without its accessors.
@@ -133,6 +134,15 @@ std::vector<Option> build_table() {
            1024}),
       bind<&C::model, &ModelSection::kv_budget_bytes>(
           {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
+      bind<&C::model, &ModelSection::kv_type>(
+          {"model", "kv_type", "kv-type", K::kChoice,
+           "K/V element type: f32, f16 or bf16 (half the bytes per token; the CPU backend keeps f32)", 0, 0, true,
+           kKvTypes}),
+      bind<&C::model, &ModelSection::gpu_memory_percent>(
+          {"model", "gpu_memory_percent", "gpu-memory-percent", K::kInt,
+           "a GPU backend's share of device memory, percent (vLLM's gpu_memory_utilization x 100): the KV pool "
+           "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone",
+           0, 100}),
       bind<&C::model, &ModelSection::max_step_tokens>(
           {"model", "max_step_tokens", "max-step-tokens", K::kInt,
            "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens}),
