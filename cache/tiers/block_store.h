@@ -29,6 +29,14 @@ class BlockStore {
   virtual bool enqueue(std::span<const std::byte> record, TenantId owner) = 0;
   // Reads a record (blocking). nullopt: not stored, or the read failed.
   virtual std::optional<std::vector<std::byte>> get(const TierKey& key) = 0;
+  // Several records (a chain's next blocks), in the order given. A store
+  // that can keeps several reads in flight; this default reads one by one.
+  virtual std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys) {
+    std::vector<std::optional<std::vector<std::byte>>> out;
+    out.reserve(keys.size());
+    for (const TierKey& k : keys) out.push_back(get(k));
+    return out;
+  }
   // A record that failed verification: deleted and counted under `why`.
   virtual void drop_corrupt(const TierKey& key, RecordFault why) = 0;
 };

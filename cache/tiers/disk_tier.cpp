@@ -17,6 +17,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -638,6 +639,19 @@ std::optional<std::vector<std::byte>> DiskTier::get(const TierKey& key) {
   }
   const auto* b = reinterpret_cast<const std::byte*>(value.data());
   return std::vector<std::byte>(b, b + value.size());
+}
+
+std::vector<std::optional<std::vector<std::byte>>> DiskTier::get_many(std::span<const TierKey> keys) {
+  std::vector<std::optional<std::vector<std::byte>>> out(keys.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < keys.size(); i = next++) out[i] = get(keys[i]);
+  };
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < std::min(kReadsInFlight, keys.size()); ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+  return out;
 }
 
 bool DiskTier::contains(const TierKey& key) const {

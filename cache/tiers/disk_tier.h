@@ -126,6 +126,11 @@ class DiskTier final : public BlockStore {
   // A hit is counted and told to the policy (on_hit, then on_release). The
   // caller runs check_record and reports a fault with drop_corrupt.
   std::optional<std::vector<std::byte>> get(const TierKey& key) override;
+  // get() of each key with up to kReadsInFlight reads at once: one read at a
+  // time leaves the disk idle between requests (about half its sequential
+  // speed for 384 KiB records).
+  static constexpr size_t kReadsInFlight = 4;
+  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys) override;
   // Stored (indexed) or queued.
   bool contains(const TierKey& key) const override;
   // An entry found corrupt: deleted (or, still queued, never written) and

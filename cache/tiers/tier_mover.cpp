@@ -182,18 +182,46 @@ void TierMover::reader_loop() {
   }
 }
 
+// Host hits are leased one by one; a run of blocks found only on disk is
+// read together (several reads in flight), then each is verified in chain
+// order. The walk stops at the first block found nowhere or failing.
 TierMover::Found TierMover::look_below(const Prefetch& p) {
   Found f;
   f.from = p.from;
   const size_t B = static_cast<size_t>(identity_.block_size);
-  for (size_t i = static_cast<size_t>(p.from); i < p.chain.size() && (i + 1) * B <= p.tokens.size(); ++i) {
-    const TierKey key{p.scope, p.chain[i]};
-    const BlockKey want{p.chain[i], i == 0 ? p.seed : p.chain[i - 1], p.scope, static_cast<int32_t>(i)};
-    const std::span<const TokenId> tokens = std::span(p.tokens).subspan(i * B, B);
-    std::optional<FoundBlock> b = find_in_host(key);
-    if (!b) b = read_from_disk(key, want, tokens);
-    if (!b) break;
-    f.blocks.push_back(std::move(*b));
+  const size_t n = std::min(p.chain.size(), p.tokens.size() / B);
+  const auto want = [&](size_t i) {
+    return BlockKey{p.chain[i], i == 0 ? p.seed : p.chain[i - 1], p.scope, static_cast<int32_t>(i)};
+  };
+  const auto tokens = [&](size_t i) { return std::span(p.tokens).subspan(i * B, B); };
+  for (size_t i = static_cast<size_t>(p.from); i < n;) {
+    if (std::optional<FoundBlock> b = find_in_host({p.scope, p.chain[i]})) {
+      f.blocks.push_back(std::move(*b));
+      ++i;
+      continue;
+    }
+    std::vector<TierKey> run;
+    while (tiers_.disk && i + run.size() < n && run.size() < kReadAhead) {
+      const TierKey k{p.scope, p.chain[i + run.size()]};
+      if (!tiers_.disk->contains(k) || (tiers_.host && tiers_.host->contains(k))) break;
+      run.push_back(k);
+    }
+    if (run.empty()) break;
+    std::vector<std::optional<std::vector<std::byte>>> records = tiers_.disk->get_many(run);
+    {
+      std::lock_guard lock(mu_);
+      stats_.disk_reads += static_cast<int64_t>(run.size());
+    }
+    // Every record read is verified (a bad one dropped and counted, a good
+    // one copied up), but the chain stops at the first that is missing or bad.
+    bool broken = false;
+    for (size_t k = 0; k < run.size(); ++k) {
+      std::optional<FoundBlock> b = accept_from_disk(run[k], want(i + k), tokens(i + k), std::move(records[k]));
+      if (!b) broken = true;
+      if (!broken) f.blocks.push_back(std::move(*b));
+    }
+    if (broken) return f;
+    i += run.size();
   }
   return f;
 }
@@ -207,14 +235,9 @@ std::optional<FoundBlock> TierMover::find_in_host(const TierKey& key) {
 
 // A disk record is verified before it is copied up, so the host tier never
 // holds a bad one; the copy kept for the request is checked again at restore.
-std::optional<FoundBlock> TierMover::read_from_disk(const TierKey& key, const BlockKey& want,
-                                                    std::span<const TokenId> tokens) {
-  if (!tiers_.disk || !tiers_.disk->contains(key)) return std::nullopt;
-  std::optional<std::vector<std::byte>> rec = tiers_.disk->get(key);
-  {
-    std::lock_guard lock(mu_);
-    ++stats_.disk_reads;
-  }
+std::optional<FoundBlock> TierMover::accept_from_disk(const TierKey& key, const BlockKey& want,
+                                                      std::span<const TokenId> tokens,
+                                                      std::optional<std::vector<std::byte>> rec) {
   if (!rec) return std::nullopt;
   if (const RecordFault why = check_record(*rec, want, tokens, identity_); why != RecordFault::kNone) {
     tiers_.disk->drop_corrupt(key, why);

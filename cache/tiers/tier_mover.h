@@ -138,6 +138,9 @@ class TierMover {
 
   MoverStats stats() const;
 
+  // Blocks of a chain read from disk together (several reads in flight).
+  static constexpr size_t kReadAhead = 8;
+
  private:
   struct Offload {
     BlockId block;
@@ -164,7 +167,9 @@ class TierMover {
   void copy_down(const Offload& job, std::vector<std::byte>& scratch);
   Found look_below(const Prefetch& p);
   void note_error(const char* what, const std::exception& e);
-  std::optional<FoundBlock> read_from_disk(const TierKey& key, const BlockKey& want, std::span<const TokenId> tokens);
+  std::optional<FoundBlock> accept_from_disk(const TierKey& key, const BlockKey& want, std::span<const TokenId> tokens,
+                                            std::optional<std::vector<std::byte>> record);
+
 
   const LowerTiers tiers_;
   BlockCopier& copier_;
