@@ -525,6 +525,9 @@ TEST(TierFaults, AStaleLeaseOnADroppedRecordDropsNothingElse) {
 
   auto first = s->submit(req, {});
   auto second = s->submit(req, {});
+  // Both have leased the damaged record before either runs.
+  while (s->mover()->prefetch_pending(first->id()) || s->mover()->prefetch_pending(second->id()))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   while (!first->finished()) s->step();
   s->settle_tiers();        // the first's blocks are in the host tier again, block 2 a good record
   s->evict_tenant(0, false);  // and not in the device pool: the second restores
