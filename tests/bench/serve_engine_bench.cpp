@@ -22,6 +22,15 @@
 // recomputation after a preemption are not counted: both ratios are lower
 // bounds on the work done.
 //
+// Preemption under memory pressure (a last table at c = 64): a KV pool for
+// a third of the requests' blocks, so the scheduler preempts, and a
+// preempted request either recomputes its positions (no tiers) or restores
+// them from the host tier, where every committed block was copied at commit
+// (preemption by swap, docs/kv-tiers.md). Per mode: throughput, the
+// preemptions, the positions restored and recomputed at resumption, and the
+// stall of a preempted request (its largest gap between two tokens: queueing
+// behind the others plus the resume itself).
+//
 // A noisy 2-core VM: best of kRuns per cell (one at c = 64, to keep the
 // whole table within a few minutes); read the on/off ratios, not the
 // absolute figures. `serve_engine SHARED MODELS c` runs just level c.
@@ -34,10 +43,12 @@
 #include <thread>
 #include <vector>
 
+#include "cache/tiers/host_tier.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/sched/engine.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
+#include "engine/sched/tier_identity.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
 #include "tests/bench/machine_limits.h"
@@ -133,6 +144,68 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
           pct(itl, 1.0), engine.steps(), bytes / wall / 1e9, flops / wall / 1e9};
 }
 
+struct PressureRow {
+  double tok_s, stall_p50, stall_max;
+  int64_t preemptions, restored, recomputed;
+};
+
+// c clients, a pool for a third of their blocks; with `swap`, a host tier
+// large enough for every block of the level.
+PressureRow run_pressure(std::shared_ptr<const Model> model, const cache::ModelFingerprint& fp, int conc, int n_req,
+                         bool swap) {
+  const ModelConfig& c = model->config();
+  BackendOptions bo;
+  bo.block_size = kBlock;
+  const int32_t per_request = (kPrompt + kOutput) / kBlock + 1;
+  bo.kv_budget_bytes = kv_budget_for_blocks(c, KvType::kF32, kBlock, conc * per_request / 3);
+  SchedulerOptions so;
+  so.model = fp;
+  so.max_step_tokens = 2 * kChunkedBudget;
+  auto backend = make_cpu_backend(model, bo);
+  if (swap) {
+    const cache::KvIdentity id = tier_identity(*backend, fp);
+    const auto host_bytes = static_cast<int64_t>(cache::record_bytes(id)) * (n_req * per_request + 16);
+    so.tiers.host = std::make_shared<cache::HostTier>(host_bytes, id);
+  }
+  Engine engine(std::move(backend), std::move(so));
+  std::vector<Completion> done(static_cast<size_t>(n_req));
+  const auto t0 = SteadyClock::now();
+  std::vector<std::thread> clients;
+  for (int k = 0; k < conc; ++k)
+    clients.emplace_back([&, k] {
+      for (int i = k; i < n_req; i += conc) {
+        Request r;
+        r.prompt = bench_prompt(kPrompt, c.vocab_size, 77000 + static_cast<uint32_t>(i));
+        r.sampling.temperature = 0;
+        r.max_tokens = kOutput;
+        r.ignore_eos = true;
+        r.scope = {0x5e, 2};
+        auto st = engine.submit(std::move(r), {.tenant = static_cast<uint64_t>(k % 4)});
+        while (st->pop()) {
+        }
+        done[static_cast<size_t>(i)] = st->wait();
+      }
+    });
+  for (auto& t : clients) t.join();
+  const double wall = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  PressureRow row{};
+  std::vector<double> stalls;
+  int64_t out = 0;
+  for (const Completion& d : done) {
+    out += static_cast<int64_t>(d.result.output.size());
+    row.preemptions += d.result.preemptions;
+    row.restored += d.result.resumed_restored_tokens;
+    row.recomputed += d.result.recomputed_tokens;
+    if (d.result.preemptions == 0) continue;
+    const std::vector<double> gaps = itl_ms(d.timing);
+    if (!gaps.empty()) stalls.push_back(*std::max_element(gaps.begin(), gaps.end()));
+  }
+  row.tok_s = static_cast<double>(out) / wall;
+  row.stall_p50 = pct(stalls, 0.5);
+  row.stall_max = pct(stalls, 1.0);
+  return row;
+}
+
 }  // namespace
 }  // namespace kvgate
 
@@ -199,5 +272,23 @@ int main(int argc, char** argv) {
     std::printf("| %d | %.2f | %.2f | %.2f | %.2f | %.2f |\n", levels[i], a.tok_s / b.tok_s, a.ttft_p50 / b.ttft_p50,
                 a.itl_p50 / b.itl_p50, a.itl_p99 / b.itl_p99, a.itl_max / b.itl_max);
   }
+
+  const int pc = 64, pn = 128;
+  std::printf("\nPreemption under memory pressure, c = %d, %d requests, a KV pool for a third of their blocks, "
+              "chunked at %d: recompute (no tiers) vs swap (host tier). Stall: a preempted request's largest gap "
+              "between two tokens.\n\n"
+              "| resume by | out tok/s | preemptions | positions restored | positions recomputed | stall p50 ms | "
+              "stall max ms |\n|---|---:|---:|---:|---:|---:|---:|\n",
+              pc, pn, 2 * kChunkedBudget);
+  PressureRow rows[2];
+  for (int swap = 0; swap < 2; ++swap) {
+    const PressureRow r = rows[swap] = run_pressure(model, fp, pc, pn, swap == 1);
+    std::printf("| %s | %.1f | %lld | %lld | %lld | %.0f | %.0f |\n", swap ? "restore (swap)" : "recompute", r.tok_s,
+                static_cast<long long>(r.preemptions), static_cast<long long>(r.restored),
+                static_cast<long long>(r.recomputed), r.stall_p50, r.stall_max);
+    std::fflush(stdout);
+  }
+  std::printf("\nswap / recompute: throughput %.2fx, stall p50 %.2fx\n", rows[1].tok_s / rows[0].tok_s,
+              rows[1].stall_p50 / rows[0].stall_p50);
   return 0;
 }
