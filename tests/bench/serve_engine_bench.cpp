@@ -85,6 +85,34 @@ double linear_flops_per_token(const LlamaWeights& w) {
   return 2.0 * per_layer * static_cast<double>(w.layers.size());
 }
 
+// The closed loop: `conc` client threads, each submitting its share of
+// `n_req` random prompts (kPrompt tokens, kOutput generated) and reading each
+// stream to the end before the next. `wall` is the level's wall time.
+std::vector<Completion> run_clients(Engine& engine, const ModelConfig& c, int conc, int n_req, uint32_t salt,
+                                    cache::ScopeId scope, double& wall) {
+  std::vector<Completion> done(static_cast<size_t>(n_req));
+  const auto t0 = SteadyClock::now();
+  std::vector<std::thread> clients;
+  for (int k = 0; k < conc; ++k)
+    clients.emplace_back([&, k] {
+      for (int i = k; i < n_req; i += conc) {
+        Request r;
+        r.prompt = bench_prompt(kPrompt, c.vocab_size, salt + static_cast<uint32_t>(i));
+        r.sampling.temperature = 0;
+        r.max_tokens = kOutput;
+        r.ignore_eos = true;
+        r.scope = scope;
+        auto st = engine.submit(std::move(r), {.tenant = static_cast<uint64_t>(k % 4)});
+        while (st->pop()) {
+        }
+        done[static_cast<size_t>(i)] = st->wait();
+      }
+    });
+  for (auto& t : clients) t.join();
+  wall = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  return done;
+}
+
 Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint& fp, int conc, int n_req,
               bool chunked, int32_t budget, uint32_t salt) {
   const ModelConfig& c = model->config();
@@ -97,26 +125,8 @@ Row run_level(std::shared_ptr<const Model> model, const cache::ModelFingerprint&
   so.chunked_prefill = chunked;
   so.max_step_tokens = budget;
   Engine engine(make_cpu_backend(model, bo), std::move(so));
-  std::vector<Completion> done(static_cast<size_t>(n_req));
-  const auto t0 = SteadyClock::now();
-  std::vector<std::thread> clients;
-  for (int k = 0; k < conc; ++k)
-    clients.emplace_back([&, k] {
-      for (int i = k; i < n_req; i += conc) {
-        Request r;
-        r.prompt = bench_prompt(kPrompt, c.vocab_size, salt + static_cast<uint32_t>(i));
-        r.sampling.temperature = 0;
-        r.max_tokens = kOutput;
-        r.ignore_eos = true;
-        r.scope = {0x5e, 1};
-        auto st = engine.submit(std::move(r), {.tenant = static_cast<uint64_t>(k % 4)});
-        while (st->pop()) {
-        }
-        done[static_cast<size_t>(i)] = st->wait();
-      }
-    });
-  for (auto& t : clients) t.join();
-  const double wall = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  double wall = 0;
+  const std::vector<Completion> done = run_clients(engine, c, conc, n_req, salt, {0x5e, 1}, wall);
   std::vector<double> ttft, itl;
   int64_t out = 0;
   // Work the level did: tokens prefilled and decoded, and for each the
@@ -168,26 +178,8 @@ PressureRow run_pressure(std::shared_ptr<const Model> model, const cache::ModelF
     so.tiers.host = std::make_shared<cache::HostTier>(host_bytes, id);
   }
   Engine engine(std::move(backend), std::move(so));
-  std::vector<Completion> done(static_cast<size_t>(n_req));
-  const auto t0 = SteadyClock::now();
-  std::vector<std::thread> clients;
-  for (int k = 0; k < conc; ++k)
-    clients.emplace_back([&, k] {
-      for (int i = k; i < n_req; i += conc) {
-        Request r;
-        r.prompt = bench_prompt(kPrompt, c.vocab_size, 77000 + static_cast<uint32_t>(i));
-        r.sampling.temperature = 0;
-        r.max_tokens = kOutput;
-        r.ignore_eos = true;
-        r.scope = {0x5e, 2};
-        auto st = engine.submit(std::move(r), {.tenant = static_cast<uint64_t>(k % 4)});
-        while (st->pop()) {
-        }
-        done[static_cast<size_t>(i)] = st->wait();
-      }
-    });
-  for (auto& t : clients) t.join();
-  const double wall = std::chrono::duration<double>(SteadyClock::now() - t0).count();
+  double wall = 0;
+  const std::vector<Completion> done = run_clients(engine, c, conc, n_req, 77000, {0x5e, 2}, wall);
   PressureRow row{};
   std::vector<double> stalls;
   int64_t out = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/tiers/kv_identity.h"
 #include "engine/backend.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
@@ -59,6 +60,19 @@ class RecordingBackend final : public Backend {
   std::unique_ptr<Backend> inner_;
   std::shared_ptr<StepLog> log_;
 };
+
+// The identity the KV tiers must be opened with for `m` on the CPU backend
+// (tier_identity.h computes the same from a backend).
+inline cache::KvIdentity tier_identity_of(const Model& m, int32_t block_size) {
+  cache::KvIdentity id;
+  id.model = fingerprint_of(m);
+  id.n_layers = m.config().n_layers;
+  id.n_kv_heads = m.config().n_kv_heads;
+  id.head_dim = m.config().head_dim;
+  id.kv_type = static_cast<uint8_t>(KvType::kF32);
+  id.block_size = block_size;
+  return id;
+}
 
 struct PrefixSpec {
   int32_t block_size = 16;

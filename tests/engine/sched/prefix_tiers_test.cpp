@@ -24,16 +24,7 @@ using namespace prefix_testing;
 
 constexpr int32_t kB = 16;
 
-cache::KvIdentity identity_of(const std::shared_ptr<const Model>& m) {
-  cache::KvIdentity id;
-  id.model = fingerprint_of(*m);
-  id.n_layers = m->config().n_layers;
-  id.n_kv_heads = m->config().n_kv_heads;
-  id.head_dim = m->config().head_dim;
-  id.kv_type = static_cast<uint8_t>(KvType::kF32);
-  id.block_size = kB;
-  return id;
-}
+cache::KvIdentity identity_of(const std::shared_ptr<const Model>& m) { return tier_identity_of(*m, kB); }
 
 int64_t record_bytes_of(const std::shared_ptr<const Model>& m) {
   return static_cast<int64_t>(cache::record_bytes(identity_of(m)));

@@ -72,16 +72,7 @@ int64_t restores_wanted() {
 #endif
 }
 
-cache::KvIdentity identity_of(const std::shared_ptr<const Model>& m) {
-  cache::KvIdentity id;
-  id.model = fingerprint_of(*m);
-  id.n_layers = m->config().n_layers;
-  id.n_kv_heads = m->config().n_kv_heads;
-  id.head_dim = m->config().head_dim;
-  id.kv_type = static_cast<uint8_t>(KvType::kF32);
-  id.block_size = kB;
-  return id;
-}
+cache::KvIdentity identity_of(const std::shared_ptr<const Model>& m) { return tier_identity_of(*m, kB); }
 
 // One block the test may find in a tier: what a restore of it must match.
 struct Known {
