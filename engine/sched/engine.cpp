@@ -155,6 +155,10 @@ void Engine::loop() {
     queries.clear();
     if (stop) return;
     if (!sched_->idle()) run_step();
+    // The tiers' copies of the last step's blocks hold device references
+    // until collected; with nothing left to step, collect them now rather
+    // than at a next step that may not come for a long while.
+    if (sched_->idle()) sched_->settle_tiers();
     if (sched_->pool().pin_changes() != published_pin_changes_) {
       published_pin_changes_ = sched_->pool().pin_changes();
       publish_pins();

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <thread>
 
+#include "cache/tiers/host_tier.h"
 #include "engine/sched/engine.h"
 #include "engine/error.h"
 #include "policies/eviction/policy_registry.h"
@@ -144,6 +145,21 @@ TEST(SchedulerEngine, AFailedStepEndsEveryRequestInFlightWithTheError) {
   EXPECT_EQ(a->wait().result.finish, FinishReason::kError);
   EXPECT_EQ(b->wait().result.finish, FinishReason::kError);
   EXPECT_EQ(a->wait().error, "device lost");
+  EXPECT_EQ(engine.available_blocks(), engine.num_blocks());
+}
+
+// With a host tier, every committed block is copied down holding a device
+// reference; when the last request ends the loop collects them, so an idle
+// engine has every block back (a client's abort found them held until some
+// later request stepped the loop).
+TEST(SchedulerEngine, WithAHostTierAnIdleEngineHasEveryBlockBack) {
+  auto m = stories();
+  const cache::KvIdentity id = prefix_testing::tier_identity_of(*m, 16);
+  SchedulerOptions so = scheduler_options(*m, {});
+  so.tiers.host = std::make_shared<cache::HostTier>(64 * static_cast<int64_t>(cache::record_bytes(id)), id);
+  Engine engine(make_cpu_backend(m, backend_options(*m, {})), std::move(so));
+  auto a = engine.submit(greedy(some_tokens(70, 512, 87), 20), {});
+  EXPECT_EQ(a->wait().result.finish, FinishReason::kLength);
   EXPECT_EQ(engine.available_blocks(), engine.num_blocks());
 }
 
