@@ -256,15 +256,15 @@ bool Scheduler::try_admit(Seq& s) {
   s.n_computed = p.cached;
   if (!grow_to(s, p.cached + p.chunk)) throw std::logic_error("scheduler: admitted blocks were counted but not allocated");
   const bool resumed = s.ever_admitted;
-  if (!resumed)
+  if (!resumed) {
     settle_first_admission(s, p.cached);
-  else
-    s.result.recomputed_tokens += std::max(0, s.n_lost - p.cached);
-  if (mover_) count_tiers(s, below, p.cached, n_hits, resumed);
-  if (resumed) {
+  } else {
+    const int32_t recomputed = std::max(0, s.n_lost - p.cached);
+    s.result.recomputed_tokens += recomputed;
     ++restores_.resumed;
-    restores_.resumed_recomputed_tokens += std::max(0, s.n_lost - p.cached);
+    restores_.resumed_recomputed_tokens += recomputed;
   }
+  if (mover_) count_tiers(s, below, p.cached, n_hits, resumed);
   s.admission = ++admissions_;
   plan_.push_back({&s, p.chunk});
   budget_ -= p.chunk;
@@ -317,11 +317,8 @@ void Scheduler::commit_full_blocks(Seq& s) {
   for (auto i = static_cast<size_t>(s.n_settled_blocks); (i + 1) * B <= static_cast<size_t>(s.n_computed); ++i) {
     if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
     const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
-    // A tenant at its cache quota makes room among its own blocks first;
-    // when it cannot (all held or pinned), the block stays private.
-    const int64_t quota = s.who.cache_quota_blocks;
-    const bool room = quota <= 0 || pool_.cached_blocks(s.who.tenant) < quota || pool_.evict_one_of(s.who.tenant);
-    if (room && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
+    // A tenant at its cache quota with nothing of its own to give up: the block stays private.
+    if (room_in_cache_quota(s) && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
       s.result.cache_written_tokens += block_size_;
       offload(s, i, key);
     }
@@ -362,10 +359,7 @@ void Scheduler::settle_tiers() {
 // spinning the engine loop.
 void Scheduler::wait_for_tiers() {
   if (!mover_ || queue_.empty()) return;
-  if (mover_->offloads_in_flight() > 0) {
-    mover_->wait_offloads();
-    collect_offloads();
-  }
+  if (mover_->offloads_in_flight() > 0) settle_tiers();
   mover_->wait_prefetch(queue_.peek()->id, 20);
 }
 
@@ -399,8 +393,7 @@ Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits,
       break;
     }
     if (pool_.available() <= keep_free) break;
-    const int64_t quota = s.who.cache_quota_blocks;  // as commit_full_blocks: room among its own blocks first
-    if (quota > 0 && pool_.cached_blocks(s.who.tenant) >= quota && !pool_.evict_one_of(s.who.tenant)) break;
+    if (!room_in_cache_quota(s)) break;
     const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
     if (!b) break;
     copier_.from_host(*b, cache::record_payload(fb->record(), id));
@@ -436,6 +429,13 @@ void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n
     s.result.resumed_restored_tokens += host + disk;
     restores_.resumed_restored_tokens += host + disk;
   }
+}
+
+// Whether `s`'s tenant may cache one more block on the device: under its
+// quota, or at it and able to give up one of its own (not held or pinned).
+bool Scheduler::room_in_cache_quota(Seq& s) {
+  const int64_t quota = s.who.cache_quota_blocks;
+  return quota <= 0 || pool_.cached_blocks(s.who.tenant) < quota || pool_.evict_one_of(s.who.tenant);
 }
 
 void Scheduler::run_planned(StepReport& rep) {
