@@ -5,6 +5,7 @@
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/scheduler.h"
 #include "tests/engine/test_models.h"
+#include "tests/engine/test_tokens.h"
 #include "tests/kernels/cuda_test_support.h"
 
 namespace kvgate {
@@ -12,15 +13,7 @@ namespace {
 
 using namespace cuda_testing;
 
-Tokens some_tokens(size_t n, int32_t vocab, uint32_t salt) {
-  Tokens t(n);
-  uint32_t x = 2463534242u ^ (salt * 2654435761u);
-  for (auto& id : t) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
-  }
-  return t;
-}
+using kvgate::testing::some_tokens;
 
 // Requests that share prefixes: a system prompt and turns after it, a
 // whole-prompt repeat, and a prompt of exactly two blocks.

@@ -17,6 +17,7 @@
 #include "engine/sched/scheduler.h"
 #include "engine/cpu/cpu_backend.h"
 #include "tests/engine/test_models.h"
+#include "tests/engine/test_tokens.h"
 
 namespace kvgate::prefix_testing {
 
@@ -138,15 +139,6 @@ inline RequestResult run_one(Scheduler& s, Request req, Submitter who = {}) {
   return st->finished() ? st->wait().result : RequestResult{};
 }
 
-// Deterministic pseudo-random token ids in [3, vocab).
-inline Tokens some_tokens(size_t n, int32_t vocab, uint32_t salt) {
-  Tokens t(n);
-  uint32_t x = 2463534242u ^ (salt * 2654435761u);
-  for (auto& id : t) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    id = static_cast<TokenId>(3 + x % static_cast<uint32_t>(vocab - 3));
-  }
-  return t;
-}
+using kvgate::testing::some_tokens;
 
 }  // namespace kvgate::prefix_testing
