@@ -8,7 +8,8 @@
 //   tenancy/   tenancy/ only
 //   engine/    engine/, cache/, policies/
 //   kernels/   kernels/, the Backend seam headers, cache/ids.h
-//   gateway/   anything but tests/
+//   gateway/   anything but tests/; gateway/route/ (the routing core, under
+//              the real front) only itself, cache/ and policies/
 //   ops/       ops/ only (kvgatectl is a client of the HTTP API)
 //   nothing    includes tests/
 // and inside engine/:
@@ -63,6 +64,8 @@ std::optional<std::string> why_forbidden(const std::string& file, const std::str
   if (from == "engine" && !in({"engine", "cache", "policies"})) return "engine/ may use only cache/ and policies/";
   if (from == "kernels" && !in({"kernels"}) && !kSeamHeaders.count(target) && target != "cache/ids.h")
     return "kernels/ may see only the Backend seam headers and cache/ids.h";
+  if (starts_with(file, "gateway/route/") && !starts_with(target, "gateway/route/") && !in({"cache", "policies"}))
+    return "gateway/route/ may use only cache/ and policies/";
   if (from != "engine") return std::nullopt;
 
   if (kSeamHeaders.count(file)) {
@@ -228,6 +231,12 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"gateway/cli/x.cpp", "tenancy/tenancy.h", true},
       {"gateway/cli/x.cpp", "engine/sched/engine.h", true},
       {"gateway/x.cpp", "tests/shared_data.h", false},
+      {"gateway/route/x.cpp", "cache/hash128.h", true},
+      {"gateway/route/x.cpp", "policies/eviction/eviction_policy.h", true},
+      {"gateway/route/x.cpp", "gateway/route/replica_index.h", true},
+      {"gateway/route/x.cpp", "engine/error.h", false},
+      {"gateway/route/x.cpp", "gateway/serving/pipeline.h", false},
+      {"gateway/sim/x.cpp", "gateway/route/replica_index.h", true},
       {"engine/x.cpp", "tests/shared_data.h", false},
       {"engine/backend.h", "engine/batch.h", true},
       {"engine/batch.h", "cache/ids.h", true},
