@@ -1,0 +1,230 @@
+// The Redis tier against a real redis-server of the test's own: records
+// round-trip and are verified like the disk tier's, keys separate models and
+// tenants, a damaged value is caught and deleted, a dead or frozen Redis is
+// a counted miss within the timeout and never blocks a write, a restarted
+// one is reconnected, and one replica learns another's writes without
+// asking Redis.
+#include "cache/tiers/redis_tier.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "tests/cache/tiers/redis_test_server.h"
+#include "tests/cache/tiers/tier_test_support.h"
+
+namespace kvgate::cache {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::key_at;
+using testing::record_for;
+using testing::RedisServer;
+using testing::scope_of;
+using testing::small_identity;
+using testing::tier_key;
+using testing::verify;
+using Clock = std::chrono::steady_clock;
+
+RedisTierOptions options(int port, KvIdentity id = small_identity()) {
+  RedisTierOptions o;
+  o.port = port;
+  o.identity = id;
+  o.timeout = 50ms;
+  o.reconnect_min = 20ms;  // tests wait for reconnects: keep them quick
+  o.reconnect_max = 200ms;
+  return o;
+}
+
+bool put(RedisTier& tier, TenantId t, int32_t i) {
+  return tier.enqueue(record_for(key_at(scope_of(t), i), t, tier.identity()), t);
+}
+TierKey key(TenantId t, int32_t i) { return tier_key(key_at(scope_of(t), i)); }
+
+bool eventually(const std::function<bool()>& f, std::chrono::milliseconds limit = 5s) {
+  const auto deadline = Clock::now() + limit;
+  while (!f()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+class RedisTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!RedisServer::available()) GTEST_SKIP() << "redis-server is not on PATH (apt-get install redis-server)";
+    server_ = std::make_unique<RedisServer>();
+  }
+  std::unique_ptr<RedisServer> server_;
+};
+
+TEST_F(RedisTierTest, ARecordRoundTripsThroughRedis) {
+  RedisTier writer(options(server_->port()));
+  EXPECT_TRUE(writer.stats().connected);
+  ASSERT_TRUE(put(writer, 1, 0));
+  EXPECT_TRUE(writer.contains(key(1, 0)));
+  EXPECT_FALSE(put(writer, 1, 0));  // queued or stored already: not taken twice
+  writer.flush();
+  EXPECT_EQ(writer.stats().tier.persisted, 1);
+
+  RedisTier reader(options(server_->port()));  // another replica: nothing queued, a real GET
+  const std::optional<std::vector<std::byte>> r = reader.get(key(1, 0));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(verify(*r, key_at(scope_of(1), 0), reader.identity()), RecordFault::kNone);
+  EXPECT_FALSE(reader.get(key(1, 1)));
+  const RedisTierStats s = reader.stats();
+  EXPECT_EQ(s.tier.hits, 1);
+  EXPECT_EQ(s.tier.misses, 1);
+  EXPECT_EQ(s.read_errors, 0);
+}
+
+TEST_F(RedisTierTest, GetManyReadsAChainInOrder) {
+  RedisTier tier(options(server_->port()));
+  for (int32_t i = 0; i < 5; ++i) ASSERT_TRUE(put(tier, 1, i));
+  tier.flush();
+  RedisTier other(options(server_->port()));
+  const std::vector<TierKey> keys = {key(1, 0), key(1, 1), key(1, 7), key(1, 3), key(1, 4)};
+  const auto got = other.get_many(keys);
+  ASSERT_EQ(got.size(), keys.size());
+  EXPECT_FALSE(got[2]);
+  for (size_t i : {0u, 1u, 3u, 4u}) {
+    ASSERT_TRUE(got[i]) << i;
+    EXPECT_EQ(verify(*got[i], key_at(scope_of(1), i == 0 ? 0 : static_cast<int32_t>(i)), other.identity()),
+              RecordFault::kNone);
+  }
+}
+
+TEST_F(RedisTierTest, KeysSeparateModelsAndTenants) {
+  KvIdentity other_model = small_identity();
+  other_model.model.lo ^= 1;
+  EXPECT_NE(redis_record_key(small_identity(), key(1, 0)), redis_record_key(other_model, key(1, 0)));
+  EXPECT_NE(redis_record_key(small_identity(), key(1, 0)), redis_record_key(small_identity(), key(2, 0)));
+  EXPECT_TRUE(redis_record_key(small_identity(), key(1, 0)).starts_with("kvgate:kv:1:"));
+
+  RedisTier a(options(server_->port()));
+  RedisTier b(options(server_->port(), other_model));
+  ASSERT_TRUE(put(a, 1, 0));
+  a.flush();
+  EXPECT_FALSE(b.get(key(1, 0)));              // the same scope and hash under another model
+  EXPECT_FALSE(a.get({scope_of(2), key(1, 0).hash}));  // the same hash under another tenant's scope
+  std::this_thread::sleep_for(100ms);          // time for b to hear of a's write, were it announced to it
+  EXPECT_FALSE(b.contains(key(1, 0)));
+  EXPECT_TRUE(a.get(key(1, 0)));
+}
+
+TEST_F(RedisTierTest, AFlippedByteIsCaughtAndTheRecordDeleted) {
+  RedisTier tier(options(server_->port()));
+  ASSERT_TRUE(put(tier, 1, 0));
+  tier.flush();
+  std::optional<std::vector<std::byte>> r = tier.get(key(1, 0));
+  ASSERT_TRUE(r);
+  (*r)[r->size() - 3] ^= std::byte{0x10};
+  ASSERT_TRUE(tier.put_raw_for_test(key(1, 0), *r));
+
+  RedisTier reader(options(server_->port()));
+  const std::optional<std::vector<std::byte>> bad = reader.get(key(1, 0));
+  ASSERT_TRUE(bad);
+  const RecordFault why = verify(*bad, key_at(scope_of(1), 0), reader.identity());
+  EXPECT_EQ(why, RecordFault::kPayloadChecksum);
+  reader.drop_corrupt(key(1, 0), why);
+  EXPECT_EQ(reader.stats().tier.faults.at("payload_checksum"), 1);
+  EXPECT_FALSE(reader.contains(key(1, 0)));
+  EXPECT_FALSE(reader.get(key(1, 0)));  // deleted from Redis, for every replica
+  EXPECT_FALSE(tier.get(key(1, 0)));
+}
+
+TEST_F(RedisTierTest, AKilledRedisIsACountedMissAndNeverBlocksAWrite) {
+  RedisTier tier(options(server_->port()));
+  ASSERT_TRUE(put(tier, 1, 0));
+  tier.flush();
+  server_->kill();
+
+  const auto t0 = Clock::now();
+  EXPECT_FALSE(tier.get(key(1, 0)));
+  EXPECT_FALSE(tier.get(key(1, 0)));  // within the backoff: no connect attempt at all
+  EXPECT_LT(Clock::now() - t0, 500ms);
+  const auto t1 = Clock::now();
+  for (int32_t i = 1; i <= 2000; ++i) put(tier, 1, i);
+  EXPECT_LT(Clock::now() - t1, 1s);  // copies into the queue, or refusals: no waiting on Redis
+  tier.flush();
+  const RedisTierStats s = tier.stats();
+  EXPECT_GE(s.read_errors, 2);
+  EXPECT_EQ(s.tier.misses, 2);
+  EXPECT_GT(s.tier.write_errors, 0);
+  EXPECT_EQ(s.tier.persisted, 1);
+  EXPECT_EQ(s.tier.refused, 2000);  // each lost in a failed batch
+  EXPECT_FALSE(s.connected);
+}
+
+TEST_F(RedisTierTest, AFrozenRedisIsAMissWithinTheTimeout) {
+  RedisTier tier(options(server_->port()));
+  ASSERT_TRUE(put(tier, 1, 0));
+  tier.flush();
+  server_->pause();  // accepts nothing, answers nothing
+  const auto t0 = Clock::now();
+  EXPECT_FALSE(tier.get(key(1, 0)));
+  const auto took = Clock::now() - t0;
+  EXPECT_GE(took, 40ms);
+  EXPECT_LT(took, 400ms);
+  EXPECT_EQ(tier.stats().read_errors, 1);
+  server_->resume();
+  EXPECT_TRUE(eventually([&] { return tier.get(key(1, 0)).has_value(); }));
+}
+
+TEST_F(RedisTierTest, ARestartedRedisIsReconnectedAndServesAgain) {
+  RedisTier tier(options(server_->port()));
+  server_->kill();
+  EXPECT_FALSE(tier.get(key(1, 0)));
+  server_->start();  // empty: --save "" keeps nothing across the restart
+  EXPECT_TRUE(eventually([&] {
+    put(tier, 1, 0);
+    tier.flush();
+    return tier.get(key(1, 0)).has_value();
+  }));
+  RedisTier other(options(server_->port()));
+  EXPECT_TRUE(other.get(key(1, 0)));
+  EXPECT_TRUE(eventually([&] { return tier.stats().connected; }));
+  EXPECT_GE(tier.stats().connects, 3);
+}
+
+TEST_F(RedisTierTest, AReplicaLearnsOtherReplicasWritesWithoutAskingRedis) {
+  RedisTier listening(options(server_->port()));  // subscribed before the writes: told of each
+  RedisTier writer(options(server_->port()));
+  for (int32_t i = 0; i < 3; ++i) ASSERT_TRUE(put(writer, 1, i));
+  writer.flush();
+  EXPECT_TRUE(eventually([&] { return listening.contains(key(1, 2)); }));
+  RedisTier late(options(server_->port()));  // started after them: finds them by SCAN
+  EXPECT_TRUE(eventually([&] { return late.contains(key(1, 0)) && late.contains(key(1, 2)); }));
+  EXPECT_FALSE(late.contains(key(1, 3)));
+  EXPECT_FALSE(put(late, 1, 0));  // known stored: not written again
+}
+
+TEST_F(RedisTierTest, AFullWriteQueueRefusesAndCounts) {
+  RedisTierOptions o = options(server_->port());
+  o.write_queue_bytes = 4 * record_bytes(small_identity());
+  RedisTier tier(std::move(o));
+  server_->pause();  // the writer's first batch waits out its timeout; the queue fills meanwhile
+  int accepted = 0;
+  const auto t0 = Clock::now();
+  for (int32_t i = 0; i < 100; ++i) accepted += put(tier, 1, i) ? 1 : 0;
+  EXPECT_LT(Clock::now() - t0, 200ms);
+  EXPECT_LT(accepted, 100);
+  EXPECT_GE(tier.stats().tier.refused, 100 - accepted);
+  server_->resume();
+}
+
+TEST(RedisTierOptionsTest, BadOptionsAreNamed) {
+  RedisTierOptions o;
+  o.identity = small_identity();
+  o.port = 0;
+  EXPECT_THROW(RedisTier{o}, std::invalid_argument);
+  o.port = 6379;
+  o.host.clear();
+  EXPECT_THROW(RedisTier{o}, std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvgate::cache
