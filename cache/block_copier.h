@@ -4,7 +4,10 @@
 // the engine adapts its Backend to it (engine/sched/backend_block_copier.h),
 // so cache/ never depends on engine/. A block's bytes are opaque here.
 //
-// Thread ownership: that of the device pool (the engine loop).
+// Thread ownership: that of the device pool (the engine loop), which may
+// call from_host for distinct blocks from several threads at once (the
+// tiers' restore spreads a chain over its OpenMP team). The tiers' mover
+// calls to_host from its own thread, for blocks it holds a reference on.
 #pragma once
 
 #include <cstddef>

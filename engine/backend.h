@@ -60,9 +60,12 @@ class Backend {
   // Whole-block copies between the device pool and host memory, for the
   // cache tiers, in kv_layout()'s arrangement. The cache reaches them
   // through cache::BlockCopier (sched/backend_block_copier.h adapts).
-  // The one exception to one driving thread: copy_block_to_host is called
-  // by the tiers' mover thread, concurrently with forward(), for a block the
-  // mover holds a reference on (cached, so no step writes it).
+  // The exceptions to one driving thread: copy_block_to_host is called by
+  // the tiers' mover thread, concurrently with forward(), for a block the
+  // mover holds a reference on (cached, so no step writes it); and the
+  // driving thread's restore calls copy_block_from_host for distinct blocks
+  // from several threads at once (never during forward()), while the mover
+  // may be in copy_block_to_host.
   virtual void copy_block_to_host(BlockId block, std::span<std::byte> dst) const = 0;
   virtual void copy_block_from_host(BlockId block, std::span<const std::byte> src) = 0;
 

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,7 @@ class CudaBackend final : public Backend {
   void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override {
     refuse_if_failed();
     if (dst.size() != block_bytes()) throw Error("copy_block_to_host: buffer is not one block");
+    std::lock_guard lock(staging_mu_);
     guarded([&] {
       transfer_->to_host({&b, 1}, staging_.as<std::byte>(), stream_.get());
       transfer_->wait();
@@ -154,6 +156,7 @@ class CudaBackend final : public Backend {
   void copy_block_from_host(BlockId b, std::span<const std::byte> src) override {
     refuse_if_failed();
     if (src.size() != block_bytes()) throw Error("copy_block_from_host: buffer is not one block");
+    std::lock_guard lock(staging_mu_);
     guarded([&] {
       std::memcpy(staging_.as(), src.data(), src.size());
       transfer_->from_host({&b, 1}, staging_.as<std::byte>(), stream_.get());
@@ -181,14 +184,19 @@ class CudaBackend final : public Backend {
     try {
       f();
     } catch (const CudaError& e) {
-      if (!e.recoverable()) failed_ = e.what();
+      std::lock_guard lock(failed_mu_);
+      if (!e.recoverable() && failed_.empty()) failed_ = e.what();
       throw;
     }
   }
-  std::string failure() const override { return failed_; }
+  std::string failure() const override {
+    std::lock_guard lock(failed_mu_);
+    return failed_;
+  }
 
   void refuse_if_failed() const {
-    if (!failed_.empty()) throw Error("cuda backend: the device failed earlier and takes no more work: " + failed_);
+    if (std::string why = failure(); !why.empty())
+      throw Error("cuda backend: the device failed earlier and takes no more work: " + why);
   }
 
   template <typename T>
@@ -278,7 +286,11 @@ class CudaBackend final : public Backend {
   KvPoolGeometry geometry_;
   DeviceBuffer pool_;
   std::unique_ptr<BlockTransfer> transfer_;
-  PinnedBuffer staging_;  // one block, for the single-block copies
+  // One block, for the single-block copies: the mover's copies down and the
+  // restore's copies up (from several threads) take turns with it.
+  PinnedBuffer staging_;
+  mutable std::mutex staging_mu_;
+  mutable std::mutex failed_mu_;
   mutable std::string failed_;  // the first device fault; set: every call refuses
   // Per-step state, reused across steps.
   StepPlan plan_;

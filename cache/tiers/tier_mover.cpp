@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <future>
 
 namespace kvgate::cache {
 
@@ -182,9 +183,10 @@ void TierMover::reader_loop() {
   }
 }
 
-// Host hits are leased one by one; a run of blocks found only on disk is
-// read together (several reads in flight), then each is verified in chain
-// order. The walk stops at the first block found nowhere or failing.
+// Host hits are leased one by one. A run of blocks found only on disk is
+// read kReadAhead at a time (several reads in flight), the next group's
+// reads under way while this group is verified in chain order, so the disk
+// is kept busy. The walk stops at the first block found nowhere or failing.
 TierMover::Found TierMover::look_below(const Prefetch& p) {
   Found f;
   f.from = p.from;
@@ -194,34 +196,47 @@ TierMover::Found TierMover::look_below(const Prefetch& p) {
     return BlockKey{p.chain[i], i == 0 ? p.seed : p.chain[i - 1], p.scope, static_cast<int32_t>(i)};
   };
   const auto tokens = [&](size_t i) { return std::span(p.tokens).subspan(i * B, B); };
+  using Records = std::vector<std::optional<std::vector<std::byte>>>;
+  const auto read = [this](std::vector<TierKey> keys) {
+    return std::async(std::launch::async, [this, keys = std::move(keys)] {
+      Records r = tiers_.disk->get_many(keys);
+      std::lock_guard lock(mu_);
+      stats_.disk_reads += static_cast<int64_t>(keys.size());
+      return r;
+    });
+  };
   for (size_t i = static_cast<size_t>(p.from); i < n;) {
     if (std::optional<FoundBlock> b = find_in_host({p.scope, p.chain[i]})) {
       f.blocks.push_back(std::move(*b));
       ++i;
       continue;
     }
-    std::vector<TierKey> run;
-    while (tiers_.disk && i + run.size() < n && run.size() < kReadAhead) {
+    std::vector<TierKey> run;  // the blocks from i on that only the disk holds
+    while (tiers_.disk && i + run.size() < n) {
       const TierKey k{p.scope, p.chain[i + run.size()]};
       if (!tiers_.disk->contains(k) || (tiers_.host && tiers_.host->contains(k))) break;
       run.push_back(k);
     }
     if (run.empty()) break;
-    std::vector<std::optional<std::vector<std::byte>>> records = tiers_.disk->get_many(run);
-    {
-      std::lock_guard lock(mu_);
-      stats_.disk_reads += static_cast<int64_t>(run.size());
+    const auto group = [&](size_t g) {
+      const auto first = run.begin() + static_cast<std::ptrdiff_t>(g);
+      return std::vector<TierKey>(first, first + static_cast<std::ptrdiff_t>(std::min(kReadAhead, run.size() - g)));
+    };
+    std::future<Records> next = read(group(0));
+    for (size_t g = 0; g < run.size(); g += kReadAhead) {
+      Records records = next.get();
+      if (g + kReadAhead < run.size()) next = read(group(g + kReadAhead));
+      // Every record read is verified (a bad one dropped and counted, a good
+      // one copied up), but the chain stops at the first that is missing or bad.
+      bool broken = false;
+      for (size_t k = 0; k < records.size(); ++k) {
+        std::optional<FoundBlock> b = accept_from_disk(run[g + k], want(i + k), tokens(i + k), std::move(records[k]));
+        if (!b) broken = true;
+        if (!broken) f.blocks.push_back(std::move(*b));
+      }
+      if (broken) return f;  // the group being read is waited for and let go
+      i += records.size();
     }
-    // Every record read is verified (a bad one dropped and counted, a good
-    // one copied up), but the chain stops at the first that is missing or bad.
-    bool broken = false;
-    for (size_t k = 0; k < run.size(); ++k) {
-      std::optional<FoundBlock> b = accept_from_disk(run[k], want(i + k), tokens(i + k), std::move(records[k]));
-      if (!b) broken = true;
-      if (!broken) f.blocks.push_back(std::move(*b));
-    }
-    if (broken) return f;
-    i += run.size();
   }
   return f;
 }
@@ -254,10 +269,33 @@ std::optional<FoundBlock> TierMover::accept_from_disk(const TierKey& key, const 
 }
 
 RecordFault TierMover::verify(const FoundBlock& f, const BlockKey& want, std::span<const TokenId> tokens) {
+  // A disk read was verified in full against the same key and tokens when
+  // it was read (accept_from_disk), into memory no one else can reach.
+  if (!f.lease()) return RecordFault::kNone;
   const RecordFault why = check_record(f.record(), want, tokens, identity_);
   if (why == RecordFault::kNone) return why;
   if (const HostTier::Lease* lease = f.lease(); lease && tiers_.host) tiers_.host->drop_corrupt(*lease, why);
   return why;
+}
+
+std::vector<RecordFault> TierMover::restore(std::span<const Restore> blocks) {
+  const auto n = static_cast<int64_t>(blocks.size());
+  std::vector<RecordFault> faults(blocks.size(), RecordFault::kNone);
+  std::exception_ptr failed;  // an exception must not leave an OpenMP region
+#pragma omp parallel for schedule(dynamic, 1) if (n > 1)
+  for (int64_t i = 0; i < n; ++i) {
+    const Restore& r = blocks[static_cast<size_t>(i)];
+    faults[static_cast<size_t>(i)] = verify(*r.found, r.want, r.tokens);
+    if (faults[static_cast<size_t>(i)] != RecordFault::kNone) continue;
+    try {
+      copier_.from_host(r.block, record_payload(r.found->record(), identity_));
+    } catch (...) {
+#pragma omp critical(kvgate_tier_restore)
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+  return faults;
 }
 
 // Logged at most once a minute (a failing disk would otherwise flood the

@@ -19,8 +19,10 @@
 // disk is read, verified, copied up into the host tier, and kept in memory
 // for the request; the walk stops at the first miss or bad record. The
 // engine, admitting the request, take()s what was found and copies it into
-// device blocks, verifying each record again (check_record) before any of
-// its bytes is used. Any fault is a miss: the entry is dropped and counted,
+// device blocks (restore(), on every core), verifying each host record
+// again (check_record) in the same pass as its copy: a host record lives in
+// the shared arena, a disk read in the request's own buffer, checked when
+// read. Any fault is a miss: the entry is dropped and counted,
 // and the request prefills from there.
 //
 // Thread ownership: offload/collect/prefetch/take/forget/wait_* are called
@@ -131,10 +133,28 @@ class TierMover {
   std::optional<FoundBlock> find_in_host(const TierKey& key);
   // Checks a found record against what the request expects; a fault drops
   // the entry from its tier (counted there) and is returned. A host record
-  // is dropped through its lease, so a reader holding stale bad bytes never
-  // drops the good record written since; a disk read's copy was verified on
-  // the reader already, so its fault is returned but drops nothing more.
+  // is checked again (it lives in the shared arena) and dropped through its
+  // lease, so a reader holding stale bad bytes never drops the good record
+  // written since; a disk read was checked in full when it was read, into
+  // the request's own buffer, and is not checked twice.
   RecordFault verify(const FoundBlock& f, const BlockKey& want, std::span<const TokenId> tokens);
+
+  // One block to bring up at admission: a found record, the key and tokens
+  // it must hold, and the device block allocated for it.
+  struct Restore {
+    const FoundBlock* found;
+    BlockKey want;
+    std::span<const TokenId> tokens;
+    BlockId block;
+  };
+  // verify()s each record and copies a good one's payload into its device
+  // block (a bad one's block is not written); returns each one's fault,
+  // kNone when copied. Called by the engine loop; the blocks are spread over
+  // its OpenMP team, each record checked and copied by one thread, so the
+  // copy reads the bytes its check has just brought into that core's cache:
+  // one pass over memory per record, on every core. A copy that throws is
+  // rethrown once all have ended.
+  std::vector<RecordFault> restore(std::span<const Restore> blocks);
 
   MoverStats stats() const;
 

@@ -377,35 +377,49 @@ Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits,
   cache::TierMover::Found found = mover_->take(s.id);
   const auto B = static_cast<size_t>(block_size_);
   const size_t full = std::min(s.chain.size(), s.tokens.size() / B);
-  const cache::KvIdentity& id = mover_->identity();
+  // The run of blocks found below the device's hits, each with a device
+  // block to go into, while the pool and the tenant's cache quota have room.
+  std::vector<cache::FoundBlock> looked_up;  // lost from the device since the prefetch: found now
+  looked_up.reserve(full - std::min(full, hits.size()));
+  std::vector<cache::TierMover::Restore> run;
   for (size_t i = hits.size(); i < full; ++i) {
     const auto f = static_cast<size_t>(found.from);
-    std::optional<cache::FoundBlock> fb;
-    if (i >= f && i - f < found.blocks.size())
-      fb = std::move(found.blocks[i - f]);
-    else
-      fb = mover_->find_in_host({s.scope(), s.chain[i]});  // lost from the device since its prefetch
-    if (!fb) break;
-    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
-    const std::span<const TokenId> toks = std::span<const TokenId>(s.tokens).subspan(i * B, B);
-    if (mover_->verify(*fb, key, toks) != cache::RecordFault::kNone) {
-      ++restores_.faults;
+    const cache::FoundBlock* fb = nullptr;
+    if (i >= f && i - f < found.blocks.size()) {
+      fb = &found.blocks[i - f];
+    } else if (std::optional<cache::FoundBlock> now = mover_->find_in_host({s.scope(), s.chain[i]})) {
+      fb = &looked_up.emplace_back(std::move(*now));
+    } else {
       break;
     }
-    if (pool_.available() <= keep_free) break;
-    if (!room_in_cache_quota(s)) break;
+    if (pool_.available() <= keep_free || !room_in_cache_quota(s, static_cast<int64_t>(run.size()))) break;
     const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
     if (!b) break;
-    copier_.from_host(*b, cache::record_payload(fb->record(), id));
-    if (!pool_.commit(*b, key, toks)) {  // cannot happen: the device lookup stopped before i
-      pool_.release({&*b, 1});
-      break;
-    }
-    hits.push_back(*b);
-    r.tiers.push_back(fb->tier());
-    const bool host = fb->tier() == policies::Tier::kHost;
+    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
+    run.push_back({fb, key, std::span<const TokenId>(s.tokens).subspan(i * B, B), *b});
+  }
+  std::vector<cache::RecordFault> faults;
+  try {
+    faults = mover_->restore(run);
+  } catch (...) {  // a backend's copy failed: the blocks go back before the error does
+    for (size_t i = run.size(); i-- > 0;) pool_.release({&run[i].block, 1});
+    throw;
+  }
+  // The chain continues up to its first bad record; the blocks copied after
+  // it go back unused (each bad record was dropped from its tier).
+  size_t good = 0;
+  for (; good < run.size() && faults[good] == cache::RecordFault::kNone; ++good) {
+    const cache::TierMover::Restore& b = run[good];
+    if (!pool_.commit(b.block, b.want, b.tokens)) break;  // cannot happen: the device lookup stopped before it
+    hits.push_back(b.block);
+    r.tiers.push_back(b.found->tier());
+    const bool host = b.found->tier() == policies::Tier::kHost;
     ++(host ? restores_.blocks_from_host : restores_.blocks_from_disk);
     (host ? restores_.bytes_from_host : restores_.bytes_from_disk) += static_cast<int64_t>(copier_.block_bytes());
+  }
+  for (size_t i = run.size(); i-- > good;) {
+    if (faults[i] != cache::RecordFault::kNone) ++restores_.faults;
+    pool_.release({&run[i].block, 1});
   }
   return r;
 }
@@ -431,11 +445,12 @@ void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n
   }
 }
 
-// Whether `s`'s tenant may cache one more block on the device: under its
-// quota, or at it and able to give up one of its own (not held or pinned).
-bool Scheduler::room_in_cache_quota(Seq& s) {
+// Whether `s`'s tenant may cache one more block on the device, beyond
+// `pending` of its blocks about to be committed: under its quota, or at it
+// and able to give up one of its own (not held or pinned).
+bool Scheduler::room_in_cache_quota(Seq& s, int64_t pending) {
   const int64_t quota = s.who.cache_quota_blocks;
-  return quota <= 0 || pool_.cached_blocks(s.who.tenant) < quota || pool_.evict_one_of(s.who.tenant);
+  return quota <= 0 || pool_.cached_blocks(s.who.tenant) + pending < quota || pool_.evict_one_of(s.who.tenant);
 }
 
 void Scheduler::run_planned(StepReport& rep) {

@@ -135,6 +135,49 @@ TEST(PrefixTiers, AFlippedByteInTheHostTierIsAMissAndCounted) {
   EXPECT_EQ(s->restores().faults, 1);
 }
 
+// A restore checks and copies a whole run at once (over the OpenMP team):
+// every bad record in it is dropped, the chain stops at the first, and the
+// device blocks copied past it go back to the pool.
+TEST(PrefixTiers, EveryBadRecordOfARestoredRunIsDroppedAndNoDeviceBlockLeaks) {
+  auto model = stories();
+  auto host = host_tier(model, 256);
+  auto s = make_prefix_scheduler(model, {.block_size = kB, .n_blocks = 12, .tiers = {host, nullptr}});
+  const Request req = greedy(prompt(96, 12), 8);
+  run_one(*s, req);
+  flush_device(*s, 400);
+  const int32_t free_before = s->pool().available();
+  std::vector<cache::BlockHash> chain;
+  const cache::BlockHash seed = cache::chain_seed({*req.scope, fingerprint_of(*model), kB, req.cache_salt});
+  cache::extend_chain(chain, seed, req.prompt, kB, cache::hash_block);
+  for (const size_t i : {size_t{1}, size_t{4}})
+    ASSERT_TRUE(host->mutate_for_test({*req.scope, chain[i]}, [](std::span<std::byte> b) { b[b.size() - 9] ^= std::byte{4}; }));
+
+  const RequestResult again = run_one(*s, req);
+  EXPECT_EQ(again.output, cache_off(req));
+  EXPECT_EQ(again.cached_tokens, kB) << "the chain stops at its first bad block";
+  EXPECT_EQ(host->stats().faults.at("payload_checksum"), 2) << "both bad records were dropped";
+  EXPECT_EQ(s->restores().faults, 2);
+  EXPECT_EQ(s->restores().blocks_from_host, 1);
+  flush_device(*s, 400);
+  EXPECT_EQ(s->pool().available(), free_before) << "a device block copied past the bad record was not given back";
+}
+
+// A tenant's cache quota bounds what a restore commits, as it bounds
+// what a prefill commits.
+TEST(PrefixTiers, ARestoreStaysWithinTheTenantsCacheQuota) {
+  auto model = stories();
+  auto host = host_tier(model, 256);
+  auto s = make_prefix_scheduler(model, {.block_size = kB, .n_blocks = 16, .tiers = {host, nullptr}});
+  const Request req = greedy(prompt(96, 13), 4);
+  run_one(*s, req);  // no quota: all 6 blocks go down to the host tier
+  flush_device(*s, 400);
+  const RequestResult capped = run_one(*s, req, {1, 0, /*cache_quota_blocks=*/3});
+  EXPECT_EQ(capped.output, cache_off(req));
+  EXPECT_LE(s->pool().cached_blocks(1), 3);
+  EXPECT_LE(capped.cached_tokens, 3 * kB);
+  EXPECT_GT(capped.cached_host_tokens, 0);
+}
+
 TEST(PrefixTiers, APreemptedSequenceResumesByRestoringItsBlocks) {
   auto model = stories();
   auto host = host_tier(model, 1024);
