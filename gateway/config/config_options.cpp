@@ -24,6 +24,7 @@ constexpr int64_t kMaxTokens = int64_t{1} << 24;
 constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "kv_tiers", "data", "admin", "metrics", "log"};
 constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
 constexpr std::string_view kKvTypes[] = {"f32", "f16", "bf16"};
+constexpr std::string_view kRedisModes[] = {"below_disk", "instead_of_disk"};
 constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
 
 // One row without its accessors.
@@ -184,6 +185,21 @@ std::vector<Option> build_table() {
       bind<&C::kv_tiers, &KvTiersSection::move_aside_corrupt>(
           {"kv_tiers", "move_aside_corrupt", "kv-move-aside-corrupt", K::kBool,
            "a disk tier that will not open is renamed aside and a fresh one made, instead of refusing to start"}),
+      bind<&C::kv_tiers, &KvTiersSection::redis>(
+          {"kv_tiers", "redis", "kv-redis", K::kString,
+           "host:port of a Redis server the replicas share for KV blocks (size it with maxmemory and "
+           "maxmemory-policy allkeys-lru); empty = none"}),
+      bind<&C::kv_tiers, &KvTiersSection::redis_mode>(
+          {"kv_tiers", "redis_mode", "kv-redis-mode", K::kChoice,
+           "below_disk (read after the disk tier, written with it) or instead_of_disk (no disk tier)", 0, 0, true,
+           kRedisModes}),
+      bind<&C::kv_tiers, &KvTiersSection::redis_timeout_ms>(
+          {"kv_tiers", "redis_timeout_ms", "kv-redis-timeout-ms", K::kInt,
+           "connecting to Redis and each command at most this long; past it, a miss (counted)", 1, 60'000}),
+      bind<&C::kv_tiers, &KvTiersSection::redis_ttl_s>(
+          {"kv_tiers", "redis_ttl_s", "kv-redis-ttl-s", K::kInt,
+           "each block expires from Redis this long after its last write; 0 = only Redis's eviction", 0,
+           365LL * 24 * 3600}),
       // [data]
       bind<&C::data, &DataSection::dir>(
           {"data", "dir", "data-dir", K::kString,
@@ -368,6 +384,14 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
   check_policy("model", "eviction_policy", c.model.eviction_policy);
   check_policy("kv_tiers", "host_policy", c.kv_tiers.host_policy);
   check_policy("kv_tiers", "disk_policy", c.kv_tiers.disk_policy);
+  if (!c.kv_tiers.redis.empty()) {
+    try {
+      if (parse_listen_address(c.kv_tiers.redis).port == 0)
+        out.push_back({find_option("kv_tiers", "redis"), "needs a port: \"" + c.kv_tiers.redis + "\" has port 0"});
+    } catch (const Error& e) {
+      out.push_back({find_option("kv_tiers", "redis"), std::string("must be host:port: ") + e.what()});
+    }
+  }
   if (!c.metrics.listen.empty()) {
     try {
       const ListenAddress m = parse_listen_address(c.metrics.listen);

@@ -90,6 +90,14 @@ struct KvTiersSection {
   // A disk tier that will not open: renamed to <dir>.corrupt-<time> and a
   // fresh one made, instead of refusing to start.
   bool move_aside_corrupt = false;
+  // A Redis server every replica shares ("host:port"; empty: none), below
+  // the disk tier or, with redis_mode "instead_of_disk", in its place.
+  // Redis's own maxmemory policy is its capacity; redis_ttl_s > 0 also
+  // expires each block that long after its last write.
+  std::string redis;
+  std::string redis_mode = "below_disk";
+  int32_t redis_timeout_ms = 50;
+  int32_t redis_ttl_s = 0;
 
   bool operator==(const KvTiersSection&) const = default;
 };

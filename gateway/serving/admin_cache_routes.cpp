@@ -143,6 +143,15 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
     json::array tiers;
     if (tiers_.host) tiers.push_back(stats_json("host", tiers_.host->stats()));
     if (tiers_.disk) tiers.push_back(stats_json("disk", tiers_.disk->stats()));
+    if (tiers_.redis) {
+      const cache::RedisTierStats s = tiers_.redis->stats();
+      json::object row = stats_json("redis", s.tier);  // blocks: the keys it knows of, not Redis's count
+      row["address"] = tiers_.redis->address();
+      row["connected"] = s.connected;
+      row["read_errors"] = s.read_errors;
+      row["connects"] = s.connects;
+      tiers.push_back(std::move(row));
+    }
     send_json(reply, 200, {{"tiers", std::move(tiers)}});
     return true;
   }

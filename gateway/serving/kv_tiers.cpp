@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "cache/tiers/stacked_store.h"
 #include "engine/error.h"
+#include "gateway/config/listen_address.h"
 #include "policies/eviction/policy_registry.h"
 
 namespace kvgate::serving {
@@ -24,7 +26,8 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& id
   };
   const auto record = static_cast<int64_t>(cache::record_bytes(identity));
   if (k.host_bytes >= record) t.host = std::make_shared<cache::HostTier>(k.host_bytes, identity, policy(k.host_policy));
-  if (k.disk_bytes >= record) {
+  const bool redis = !k.redis.empty();
+  if (k.disk_bytes >= record && !(redis && k.redis_mode == "instead_of_disk")) {
     cache::DiskTierOptions o;
     o.dir = c.kv_disk_path();
     o.capacity_bytes = k.disk_bytes;
@@ -37,6 +40,23 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& id
       throw Error(std::string(e.what()) +
                   " (set kv_tiers.move_aside_corrupt = true to move it aside and start with an empty disk tier)");
     }
+  }
+  if (redis) {
+    const config::ListenAddress at = config::parse_listen_address(k.redis);  // checked with the config
+    cache::RedisTierOptions o;
+    o.host = at.host;
+    o.port = at.port;
+    o.identity = identity;
+    o.timeout = std::chrono::milliseconds(k.redis_timeout_ms);
+    o.ttl = std::chrono::seconds(k.redis_ttl_s);
+    t.redis = std::make_shared<cache::RedisTier>(std::move(o));
+  }
+  if (t.disk && t.redis) {
+    t.below_host = std::make_shared<cache::StackedStore>(t.disk, t.redis);
+  } else if (t.disk) {
+    t.below_host = t.disk;
+  } else {
+    t.below_host = t.redis;
   }
   return t;
 }
@@ -64,7 +84,12 @@ std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& ide
                   ? ""
                   : "; the database there would not open and was moved to " + t.disk->moved_aside_to()));
   }
-  if (!t.host && !t.disk) out.emplace_back("KV tiers: none below the device (an evicted block is forgotten)");
+  if (t.redis) {
+    const cache::RedisTierStats s = t.redis->stats();
+    out.push_back("KV redis tier: " + t.redis->address() + (t.disk ? ", below the disk tier" : ", instead of a disk tier") +
+                  (s.connected ? ", connected" : ", not answering now (its blocks are misses until it does)"));
+  }
+  if (!t.host && !t.disk && !t.redis) out.emplace_back("KV tiers: none below the device (an evicted block is forgotten)");
   return out;
 }
 

@@ -1,6 +1,8 @@
-// The host and disk tiers' part of ServingMetrics: their state is read at
-// scrape time from the tiers themselves (thread-safe), and what the engine
-// restored from the scheduler's counters, copied at a step boundary.
+// The host, disk and Redis tiers' part of ServingMetrics: their state is
+// read at scrape time from the tiers themselves (thread-safe), and what the
+// engine restored from the scheduler's counters, copied at a step boundary.
+// (The scheduler counts a block restored from Redis under "disk": the mover
+// sees one store below the host.)
 #include <boost/json.hpp>
 
 #include "gateway/serving/serving_metrics.h"
@@ -23,8 +25,8 @@ void ServingMetrics::collect_tiers(const RestoreCounters& restores, const cache:
   resumed_tokens_.at({"restored"}).set_total(u64(restores.resumed_restored_tokens));
   resumed_tokens_.at({"recomputed"}).set_total(u64(restores.resumed_recomputed_tokens));
   offloads_.at({"device"}).set_total(u64(mover.offloaded));
-  if (!tiers_ || !(tiers_->host || tiers_->disk)) return;
-  const cache::KvIdentity& id = tiers_->host ? tiers_->host->identity() : tiers_->disk->identity();
+  if (!tiers_ || !(tiers_->host || tiers_->below_host)) return;
+  const cache::KvIdentity& id = tiers_->host ? tiers_->host->identity() : tiers_->below_host->identity();
   const auto record = static_cast<int64_t>(cache::record_bytes(id));
   offloaded_bytes_.at({"device"}).set_total(u64(mover.offloaded * id.payload_bytes()));
   const auto tier = [&](const std::string& name, const cache::TierStats& s, const std::string& policy) {
@@ -53,6 +55,18 @@ void ServingMetrics::collect_tiers(const RestoreCounters& restores, const cache:
     offloaded_bytes_.at({"host"}).set_total(u64(s.persisted * record));
     persisted_.at({}).set_total(u64(s.persisted));
     tier_write_errors_.at({"disk"}).set_total(u64(s.write_errors));
+  }
+  if (tiers_->redis) {  // Redis's occupancy and evictions are its own (INFO): only what this replica saw
+    const cache::TierStats s = tiers_->redis->stats().tier;
+    tier_refused_.at({"redis"}).set_total(u64(s.refused));
+    tier_write_errors_.at({"redis"}).set_total(u64(s.write_errors));
+    for (int f = 1; f < cache::kRecordFaultCount; ++f)
+      tier_faults_.at({"redis", std::string(cache::fault_name(static_cast<cache::RecordFault>(f)))});
+    for (const auto& [reason, n] : s.faults) tier_faults_.at({"redis", reason}).set_total(u64(n));
+    if (!tiers_->disk) {  // instead of the disk tier: what went below the host went to Redis
+      offloads_.at({"host"}).set_total(u64(s.persisted));
+      offloaded_bytes_.at({"host"}).set_total(u64(s.persisted * record));
+    }
   }
 }
 
