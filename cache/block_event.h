@@ -7,9 +7,15 @@
 // scope, not the chain seed derived from it, not the block's token ids;
 // only the scope-chained hash links and the tenant's label.
 //
-// The listener is called synchronously on the thread that owns the pool, in
-// the middle of a pool operation: it must be quick and must not call back
-// into the pool (copy what it needs and queue it).
+// The device pool tells its listener on the thread that owns the pool, in
+// the middle of a pool operation; the host and disk tiers (cache/tiers/)
+// tell theirs under their own lock, from whichever thread changed them. So
+// a listener must be quick, thread-safe, and must not call back into what
+// called it (copy what it needs and queue it).
+//
+// The tiers copy blocks down at commit (write-through), so a block is never
+// moved from one tier to another: it is stored in each, and removed from
+// each, on its own.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +23,7 @@
 #include "cache/block_hash.h"
 #include "cache/hash128.h"
 #include "cache/ids.h"
+#include "policies/eviction/eviction_policy.h"
 #include "policies/ids.h"
 
 namespace kvgate::cache {
@@ -25,11 +32,14 @@ enum class BlockEventKind : uint8_t { kStored, kRemoved };
 
 struct BlockEvent {
   BlockEventKind kind;
-  BlockId block;                    // local only: meaningless to another process
+  BlockId block;                    // the device pool's, local only; -1 from a tier below
   BlockHash hash;                   // the chain link: what other processes match on
-  BlockHash parent;                 // the previous link; zero at depth 0 (the seed stays secret)
+  // The previous link; zero at depth 0 (the seed stays secret), and where
+  // a tier does not keep it (a removal below the device).
+  BlockHash parent;
   TenantId tenant;                  // who wrote it: a non-secret label
   int32_t depth;                    // index of the block in its chain
+  policies::Tier tier = policies::Tier::kDevice;
 };
 
 class BlockEventListener {

@@ -42,5 +42,7 @@ endif()
 # PCRE2 (8-bit, UTF + Unicode properties, JIT): the byte-level BPE pre-tokenizer regexes.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# ZeroMQ (cppzmq is its header): block events from the replicas to the route front.
+pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET GLOBAL libzmq)
 add_library(kvgate_pcre2 INTERFACE)
 target_link_libraries(kvgate_pcre2 INTERFACE PkgConfig::PCRE2)

@@ -216,6 +216,7 @@ DiskTier::DiskTier(DiskTierOptions&& o)
       move_aside_corrupt_(o.move_aside_corrupt),
       retry_interval_(o.retry_interval),
       env_(o.env),
+      listener_(o.listener),
       db_(std::make_unique<detail::DiskDb>()),
       policy_(o.policy ? std::move(o.policy) : policies::make_lru_policy()) {}
 
@@ -331,7 +332,8 @@ policies::EntryInfo DiskTier::entry_info(policies::EntryId e) const {
   return {x.depth, x.owner, x.bytes, policies::Tier::kDisk, x.key.hash.lo};
 }
 
-policies::EntryId DiskTier::add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes) {
+policies::EntryId DiskTier::add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes,
+                                             const BlockHash& parent) {
   policies::EntryId id;
   if (!free_ids_.empty()) {
     id = free_ids_.back();
@@ -346,11 +348,14 @@ policies::EntryId DiskTier::add_entry_locked(const TierKey& key, TenantId owner,
   used_bytes_ += bytes;
   policy_->on_insert(id, entry_info(id));
   policy_->on_release(id);
+  if (listener_) listener_->on_block_event({BlockEventKind::kStored, -1, key.hash, parent, owner, depth, policies::Tier::kDisk});
   return id;
 }
 
 void DiskTier::remove_entry_locked(policies::EntryId id) {
   Entry& e = entries_[static_cast<size_t>(id)];
+  if (listener_)
+    listener_->on_block_event({BlockEventKind::kRemoved, -1, e.key.hash, {}, e.owner, e.depth, policies::Tier::kDisk});
   policy_->on_remove(id);
   index_.erase(e.key);
   if (--tenant_blocks_[e.owner] == 0) tenant_blocks_.erase(e.owner);
@@ -570,7 +575,9 @@ void DiskTier::write_batch(std::vector<std::shared_ptr<Pending>>& batch) {
       queued_.erase(p->key);
       queued_bytes_ -= p->bytes;
       if (auto it = index_.find(p->key); it != index_.end()) remove_entry_locked(it->second);  // put_raw_for_test's
-      add_entry_locked(p->key, p->owner, p->block.depth, static_cast<int64_t>(p->record.size()));
+      // Depth 0's parent is the chain seed, derived from the secret scope.
+      add_entry_locked(p->key, p->owner, p->block.depth, static_cast<int64_t>(p->record.size()),
+                       p->block.depth == 0 ? BlockHash{} : p->block.parent);
       ++counters_.persisted;
     }
     evict_over_capacity_locked(doomed);

@@ -56,6 +56,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cache/block_event.h"
 #include "cache/tiers/block_record.h"
 #include "cache/tiers/block_store.h"
 #include "cache/tiers/kv_identity.h"
@@ -95,6 +96,10 @@ struct DiskTierOptions {
   // After a failed write, how often reopening the database is tried; writes
   // in between are refused (counted) and reads use it read-only.
   std::chrono::milliseconds retry_interval{1000};
+  // Told every block indexed (stored: those found at open, then each write
+  // that lands) and every block that leaves the index (block_event.h),
+  // under the tier's lock; must outlive the tier. Null: no one.
+  BlockEventListener* listener = nullptr;
 };
 
 class DiskTier final : public BlockStore {
@@ -177,7 +182,8 @@ class DiskTier final : public BlockStore {
   void write_batch(std::vector<std::shared_ptr<Pending>>& batch);
   policies::EntryInfo entry_info(policies::EntryId e) const;
   // *_locked: mu_ held.
-  policies::EntryId add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes);
+  policies::EntryId add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes,
+                                     const BlockHash& parent = {});
   void remove_entry_locked(policies::EntryId e);
   void evict_over_capacity_locked(std::vector<TierKey>& doomed);  // the policy's victims while over capacity
   bool chain_broken_locked(const BlockKey& key) const;
@@ -197,6 +203,7 @@ class DiskTier final : public BlockStore {
   const bool move_aside_corrupt_;
   const std::chrono::milliseconds retry_interval_;
   rocksdb::Env* const env_;
+  BlockEventListener* const listener_;
   std::string moved_aside_to_;
 
   std::unique_ptr<detail::DiskDb> db_;  // immutable once open

@@ -127,8 +127,13 @@ void HostTier::free_locked(int32_t slot) {
   free_list_.push_back(slot);
 }
 
+void HostTier::tell_locked(BlockEventKind kind, const Slot& s, const BlockHash& parent) const {
+  if (listener_) listener_->on_block_event({kind, -1, s.key.hash, parent, s.owner, s.depth, policies::Tier::kHost});
+}
+
 void HostTier::evict_locked(int32_t slot) {
   Slot& s = slots_[static_cast<size_t>(slot)];
+  tell_locked(BlockEventKind::kRemoved, s);
   policy_->on_remove(slot);
   index_.erase(s.key);
   --n_stored_;
@@ -219,6 +224,8 @@ void HostTier::publish(int32_t slot) {
   ++t.stored;
   ++n_stored_;
   ++counters_.stored;
+  // Depth 0's parent is the chain seed, derived from the secret scope.
+  tell_locked(BlockEventKind::kStored, s, h->key.depth == 0 ? BlockHash{} : h->key.parent);
   policy_->on_insert(slot, entry_info(slot));
   policy_->on_release(slot);
   debug_check_locked();
@@ -289,6 +296,7 @@ void HostTier::drop_locked(const TierKey& key, int32_t only_slot, RecordFault wh
   const int32_t slot = it->second;
   Slot& s = slots_[static_cast<size_t>(slot)];
   ++counters_.faults[std::string(fault_name(why))];
+  tell_locked(BlockEventKind::kRemoved, s);
   index_.erase(it);
   --n_stored_;
   --tenants_[s.owner].stored;

@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/block_event.h"
 #include "cache/tiers/block_record.h"
 #include "cache/tiers/kv_identity.h"
 #include "cache/tiers/tier_key.h"
@@ -145,6 +146,10 @@ class HostTier {
 
   TierStats stats() const;
 
+  // Told every block stored in or removed from this tier (block_event.h),
+  // under the tier's lock; null: no one. Set before the tier is shared.
+  void set_listener(BlockEventListener* listener) { listener_ = listener; }
+
   // Tests and fault injection only: runs `f` on the stored bytes of `key`
   // under the lock (flip bytes, tear a record). Refuses (false) a key that
   // is not stored or that a lease holds: a leased record's bytes are
@@ -178,6 +183,7 @@ class HostTier {
   void abandon(int32_t slot);
   void drop_locked(const TierKey& key, int32_t only_slot, RecordFault why);  // only_slot < 0: whichever
   void release(int32_t slot);
+  void tell_locked(BlockEventKind kind, const Slot& s, const BlockHash& parent = {}) const;
   void check_invariants_locked() const;
   void debug_check_locked() const;
 
@@ -195,6 +201,7 @@ class HostTier {
   std::unordered_map<TenantId, TenantCount> tenants_;    // guarded by mu_
   int64_t n_stored_ = 0, n_leased_ = 0;                  // stored slots; slots (stored or dropping) with leases
   TierStats counters_;                                   // stored, refused, evicted, hits, misses, faults
+  BlockEventListener* listener_ = nullptr;
 };
 
 }  // namespace kvgate::cache

@@ -1,0 +1,158 @@
+#include "gateway/route/event_subscriber.h"
+
+#include <cstdio>
+#include <zmq.hpp>
+
+#include "gateway/route/route_error.h"
+
+namespace kvgate::route {
+
+struct EventSubscriber::Watched {
+  ReplicaId id;
+  ReplicaFeed feed;  // guarded by the subscriber's mu_
+  std::unique_ptr<zmq::socket_t> socket;
+};
+
+namespace {
+
+zmq::context_t& context() {
+  static zmq::context_t ctx{1};
+  return ctx;
+}
+
+}  // namespace
+
+EventSubscriber::EventSubscriber(ReplicaIndex& index, std::mutex& index_mu, cache::KvIdentity mine)
+    : index_(index), index_mu_(index_mu), mine_(mine) {}
+
+EventSubscriber::~EventSubscriber() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void EventSubscriber::watch(ReplicaId r, std::string endpoint) {
+  if (thread_.joinable()) throw RouteError("block events: watch() after start()");
+  auto w = std::make_unique<Watched>();
+  w->id = r;
+  w->feed.endpoint = endpoint;
+  w->socket = std::make_unique<zmq::socket_t>(context(), zmq::socket_type::sub);
+  try {
+    w->socket->set(zmq::sockopt::subscribe, "");
+    w->socket->set(zmq::sockopt::rcvhwm, 100000);
+    w->socket->set(zmq::sockopt::linger, 0);
+    w->socket->connect(endpoint);  // ZeroMQ retries in the background until the replica is up
+  } catch (const zmq::error_t& e) {
+    throw RouteError("block events: cannot connect to " + endpoint + ": " + e.what());
+  }
+  std::lock_guard lock(mu_);
+  watched_.push_back(std::move(w));
+}
+
+void EventSubscriber::start() {
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+}
+
+ReplicaFeed EventSubscriber::feed(ReplicaId r) const {
+  std::lock_guard lock(mu_);
+  for (const auto& w : watched_)
+    if (w->id == r) return w->feed;
+  throw RouteError("block events: replica " + std::to_string(r) + " is not watched");
+}
+
+std::vector<std::pair<ReplicaId, ReplicaFeed>> EventSubscriber::feeds() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<ReplicaId, ReplicaFeed>> out;
+  for (const auto& w : watched_) out.emplace_back(w->id, w->feed);
+  return out;
+}
+
+void EventSubscriber::apply_bytes(ReplicaId r, std::span<const std::byte> bytes) {
+  try {
+    apply(r, decode(bytes));
+  } catch (const WireError& e) {
+    std::lock_guard lock(mu_);
+    for (auto& w : watched_)
+      if (w->id == r && w->feed.bad_messages++ == 0)
+        std::fprintf(stderr, "kvgate route: replica %d (%s) sent a bad block event message: %s\n", r,
+                     w->feed.endpoint.c_str(), e.what());
+  }
+}
+
+void EventSubscriber::apply(ReplicaId r, const EventMessage& m) {
+  std::lock_guard lock(mu_);
+  Watched* w = nullptr;
+  for (auto& x : watched_)
+    if (x->id == r) w = x.get();
+  if (!w) throw RouteError("block events: replica " + std::to_string(r) + " is not watched");
+  ReplicaFeed& f = w->feed;
+  ++f.messages;
+
+  const std::string why = identity_mismatch(mine_, m.identity);
+  const bool restarted = f.heard && m.instance != f.instance;
+  if (!f.heard || restarted || why != f.mismatch) {
+    if (!why.empty() && why != f.mismatch)
+      std::fprintf(stderr, "kvgate route: replica %d (%s) is not scored for prefix overlap: %s\n", r,
+                   f.endpoint.c_str(), why.c_str());
+    else if (why.empty() && !f.mismatch.empty())
+      std::fprintf(stderr, "kvgate route: replica %d (%s) is scored again: its cache identity is ours\n", r,
+                   f.endpoint.c_str());
+    f.mismatch = why;
+    f.mismatch_field = identity_mismatch_field(mine_, m.identity);
+    // A restart or a change of identity: what the index held for it is void.
+    if (f.heard) {
+      std::lock_guard index_lock(index_mu_);
+      index_.cleared(r);
+    }
+    if (restarted) ++f.restarts;
+    f.view = {};
+    f.view_agrees = true;
+    f.instance = m.instance;
+    f.last_seq = 0;
+  }
+  f.heard = true;
+  f.scorable = why.empty();
+
+  if (f.last_seq != 0 && m.seq <= f.last_seq) return;  // a duplicate or stale message
+  if (m.seq > f.last_seq + 1) {
+    ++f.gaps;
+    f.lost_messages += static_cast<int64_t>(m.seq - f.last_seq - 1);
+  }
+  f.last_seq = m.seq;
+  if (!f.scorable) return;
+
+  if (m.type == EventMessage::Type::kDigest) {
+    ++f.digests;
+    f.view_agrees = f.view == m.digest;
+    if (!f.view_agrees) ++f.digest_mismatches;
+    return;
+  }
+  f.events += static_cast<int64_t>(m.events.size());
+  std::lock_guard index_lock(index_mu_);
+  for (const WireEvent& e : m.events) {
+    apply_event(f.view, e);
+    if (e.kind == cache::BlockEventKind::kStored)
+      index_.stored(r, e.hash, e.tier);
+    else
+      index_.removed(r, e.hash, e.tier);
+  }
+}
+
+void EventSubscriber::run() {
+  std::vector<zmq::pollitem_t> items;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : watched_) items.push_back({w->socket->handle(), 0, ZMQ_POLLIN, 0});
+  }
+  zmq::message_t msg;
+  while (!stop_) {
+    if (zmq::poll(items, std::chrono::milliseconds(100)) <= 0) continue;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (!(items[i].revents & ZMQ_POLLIN)) continue;
+      // Drained up to a bound, so one busy replica cannot starve the others.
+      for (int n = 0; n < 64 && watched_[i]->socket->recv(msg, zmq::recv_flags::dontwait); ++n)
+        apply_bytes(watched_[i]->id, {static_cast<const std::byte*>(msg.data()), msg.size()});
+    }
+  }
+}
+
+}  // namespace kvgate::route
