@@ -40,6 +40,7 @@ Scheduler::Scheduler(std::unique_ptr<Backend> backend, SchedulerOptions opt)
       pool_(backend_->num_blocks(), block_size_, static_cast<int64_t>(backend_->block_bytes()), std::move(opt_.policy)),
       queue_(opt_.order) {
   if (!opt_.hash_fn) opt_.hash_fn = cache::hash_block;
+  pool_.set_listener(opt_.block_events);
   if (opt_.max_step_tokens < 1) throw Error("max_step_tokens must be at least 1");
   if (opt_.max_running <= 0 || opt_.max_running > opt_.max_step_tokens) opt_.max_running = opt_.max_step_tokens;
   if (opt_.tiers && opt_.prefix_cache) {

@@ -66,6 +66,9 @@ struct SchedulerOptions {
   // what identity they must have been opened with); none: an evicted block
   // is forgotten.
   cache::LowerTiers tiers;
+  // Told every block the device pool stores or removes (cache/block_event.h),
+  // on the engine loop; null: no one. Must outlive the scheduler.
+  cache::BlockEventListener* block_events = nullptr;
   // When pins expire; tests pass their own, so that none of them waits.
   std::function<SteadyClock::time_point()> clock = [] { return SteadyClock::now(); };
 };

@@ -33,6 +33,7 @@
 #include "gateway/openai/chat_template.h"
 #include "gateway/server/server.h"
 #include "gateway/serving/admin_api.h"
+#include "gateway/serving/block_event_publisher.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
 #include "gateway/serving/kv_tiers.h"
@@ -114,7 +115,14 @@ void serve(const config::ServerConfig& c) {
   so.chunked_prefill = c.model.chunked_prefill;
   // Below the device pool: opened before the engine starts, closed after it stops.
   const cache::KvIdentity kv_identity = tier_identity(*backend, so.model);
-  const serving::KvTiers tiers = serving::open_kv_tiers(c, kv_identity);
+  // The block events outlive the tiers and the engine that tell them.
+  std::optional<serving::BlockEventPublisher> events;
+  if (!c.cluster.block_events.empty()) {
+    events.emplace(serving::BlockEventPublisherOptions{.endpoint = c.cluster.block_events, .identity = kv_identity});
+    so.block_events = &*events;
+    say("block events on " + events->endpoint());
+  }
+  const serving::KvTiers tiers = serving::open_kv_tiers(c, kv_identity, events ? &*events : nullptr);
   for (const std::string& line : serving::describe(tiers, kv_identity)) say(line);
   so.tiers = tiers.lower();
   metrics.watch(tiers);

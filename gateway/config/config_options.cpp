@@ -21,7 +21,7 @@ constexpr int64_t kGiB = 1024 * kMiB;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 constexpr int64_t kMaxTokens = int64_t{1} << 24;
 
-constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "kv_tiers", "data", "admin", "metrics", "log"};
+constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "kv_tiers", "data", "admin", "metrics", "cluster", "log"};
 constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
 constexpr std::string_view kKvTypes[] = {"f32", "f16", "bf16"};
 constexpr std::string_view kRedisModes[] = {"below_disk", "instead_of_disk"};
@@ -213,6 +213,11 @@ std::vector<Option> build_table() {
           {"metrics", "listen", "metrics-listen", K::kString,
            "serve GET /metrics without a token on this plain-HTTP host:port; empty = on the API listener, "
            "behind the admin token"}),
+      // [cluster]
+      bind<&C::cluster, &ClusterSection::block_events>(
+          {"cluster", "block_events", "block-events", K::kString,
+           "publish the KV tiers' block events for kvgate route on this ZeroMQ endpoint to bind (tcp://host:port, "
+           "ipc://path); empty = none"}),
       // [log]
       bind<&C::log, &LogSection::level>(
           {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
@@ -392,6 +397,10 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
       out.push_back({find_option("kv_tiers", "redis"), std::string("must be host:port: ") + e.what()});
     }
   }
+  if (const std::string& e = c.cluster.block_events;
+      !e.empty() && e.rfind("tcp://", 0) != 0 && e.rfind("ipc://", 0) != 0)
+    out.push_back({find_option("cluster", "block_events"),
+                   "must be a ZeroMQ endpoint to bind, tcp://host:port or ipc://path: \"" + e + "\""});
   if (!c.metrics.listen.empty()) {
     try {
       const ListenAddress m = parse_listen_address(c.metrics.listen);

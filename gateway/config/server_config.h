@@ -127,6 +127,16 @@ struct MetricsSection {
   bool operator==(const MetricsSection&) const = default;
 };
 
+// [cluster]: this server as one replica of several behind `kvgate route`.
+struct ClusterSection {
+  // A ZeroMQ endpoint to bind ("tcp://host:port", "ipc://path") on which the
+  // block events of every KV tier are published for the route front
+  // (docs/architecture.md, "Several machines"); empty = none.
+  std::string block_events;
+
+  bool operator==(const ClusterSection&) const = default;
+};
+
 // [log]
 struct LogSection {
   std::string level = "info";  // error | warn | info | debug
@@ -143,6 +153,7 @@ struct ServerConfig {
   DataSection data;
   AdminSection admin;
   MetricsSection metrics;
+  ClusterSection cluster;
   LogSection log;
 
   // Where derived paths land, so the serving layer and the docs agree.

@@ -17,7 +17,8 @@ std::vector<std::string> KvTiers::names() const {
   return out;
 }
 
-KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity) {
+KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity,
+                      cache::BlockEventListener* events) {
   KvTiers t;
   const auto& k = c.kv_tiers;
   if (!c.model.prefix_cache) return t;  // nothing is cached, so nothing goes below
@@ -25,7 +26,10 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& id
     return policies::make_eviction_policy(policies::parse_policy_spec(spec));  // checked with the config
   };
   const auto record = static_cast<int64_t>(cache::record_bytes(identity));
-  if (k.host_bytes >= record) t.host = std::make_shared<cache::HostTier>(k.host_bytes, identity, policy(k.host_policy));
+  if (k.host_bytes >= record) {
+    t.host = std::make_shared<cache::HostTier>(k.host_bytes, identity, policy(k.host_policy));
+    t.host->set_listener(events);
+  }
   const bool redis = !k.redis.empty();
   if (k.disk_bytes >= record && !(redis && k.redis_mode == "instead_of_disk")) {
     cache::DiskTierOptions o;
@@ -34,6 +38,7 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& id
     o.identity = identity;
     o.policy = policy(k.disk_policy);
     o.move_aside_corrupt = k.move_aside_corrupt;
+    o.listener = events;
     try {
       t.disk = cache::DiskTier::open(std::move(o));
     } catch (const std::runtime_error& e) {

@@ -34,7 +34,10 @@ struct KvTiers {
 // Opens the configured tiers. Throws kvgate::Error naming the directory when
 // the disk tier will not open (unless kv_tiers.move_aside_corrupt). A Redis
 // that is down is no error: its tier misses until it answers.
-KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity);
+// `events`, when given, is told what the host and disk tiers store and
+// remove (the disk's existing blocks as it opens) and must outlive them.
+KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity,
+                      cache::BlockEventListener* events = nullptr);
 
 // One line per tier for the start-up report: capacity in blocks and tokens,
 // policy, and for the disk what was found there.
