@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 namespace kvgate::route {
@@ -21,7 +23,7 @@ class BlockTable {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  size_t memory_bytes() const { return slots_.capacity() * sizeof(Slot); }
+  size_t memory_bytes() const { return (mask_ + 1) * sizeof(Slot); }
 
   // The value stored under `key`, or nullptr. A pointer is valid until the
   // next insert or erase.
@@ -32,15 +34,17 @@ class BlockTable {
   void erase(uint64_t key);
   // Starts loading `key`'s home slot into the cache, for a walk that knows
   // its next keys before it needs them.
-  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[home(key)]); }
+  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_.get()[home(key)]); }
 
   // Calls f(key, value&) for every entry; entries for which it returns true
   // are erased afterwards.
   template <class F>
   void erase_if(F f) {
     std::vector<uint64_t> gone;
-    for (Slot& s : slots_)
+    for (size_t i = 0; i <= mask_; ++i) {
+      Slot& s = slots_.get()[i];
       if (s.key != 0 && f(s.key, s.value)) gone.push_back(s.key);
+    }
     for (uint64_t k : gone) erase(k);
   }
 
@@ -48,10 +52,16 @@ class BlockTable {
   struct Slot {
     uint64_t key = 0, value = 0;
   };
+  struct Free {
+    void operator()(Slot* p) const { std::free(p); }
+  };
+  using Slots = std::unique_ptr<Slot, Free>;
+  static Slots allocate(size_t n);  // n zeroed slots
   size_t home(uint64_t key) const { return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> shift_); }
+  Slot& at(size_t i) const { return slots_.get()[i]; }
   void grow();
 
-  std::vector<Slot> slots_;
+  Slots slots_;
   size_t mask_ = 0, size_ = 0;
   int shift_ = 0;
 };

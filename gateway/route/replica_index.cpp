@@ -211,11 +211,19 @@ void ReplicaIndex::lookup(std::span<const cache::BlockHash> chain, std::span<Res
   if (out.size() < static_cast<size_t>(max_replicas_))
     throw RouteError("a lookup needs room for " + std::to_string(max_replicas_) + " replicas");
   std::fill(out.begin(), out.end(), Residency{});
-  const int W = words_;
+  // Up to 64 replicas (one word per mask), the loops over words vanish.
+  if (words_ == 1) walk<1>(chain, out);
+  else walk<0>(chain, out);
+}
+
+template <int kWords>
+void ReplicaIndex::walk(std::span<const cache::BlockHash> chain, std::span<Residency> out) const {
+  const int W = kWords ? kWords : words_;
+  constexpr int kMax = kWords ? kWords : kMaxWords;
   // alive: the replicas that hold every block so far. Consecutive blocks
   // with the same tier masks form a run, credited once when it ends (a
   // chain is mostly long runs: the shared head, then one replica's tail).
-  uint64_t alive[kMaxWords], run[4][kMaxWords] = {}, cur[4][kMaxWords];
+  uint64_t alive[kMax], run[4][kMax] = {}, cur[4][kMax];
   std::copy_n(present_.data(), W, alive);
   int32_t run_len = 0;
   const auto credit = [&] {
@@ -227,7 +235,7 @@ void ReplicaIndex::lookup(std::span<const cache::BlockHash> chain, std::span<Res
           (t == 0 ? res.device : t == 1 ? res.host : t == 2 ? res.disk : res.shared) += run_len;
         }
   };
-  constexpr size_t kAhead = 8;
+  constexpr size_t kAhead = 16;  // about a DRAM latency of blocks ahead
   const bool any_shared = !shared_.empty();
   for (size_t i = 0; i < std::min(kAhead, chain.size()); ++i) table_.prefetch(key_of(chain[i]));
   for (size_t i = 0; i < chain.size(); ++i) {
@@ -237,7 +245,8 @@ void ReplicaIndex::lookup(std::span<const cache::BlockHash> chain, std::span<Res
     const bool shared = any_shared && shared_.find(key) != nullptr;
     if (!v && !shared) break;
     // The tiers' masks of this block: from the record, or the inline holder.
-    uint64_t held[kTiers][kMaxWords] = {};
+    uint64_t held[kTiers][kMax];
+    for (auto& t : held) std::fill_n(t, W, 0);
     if (v && is_inline(*v)) {
       const ReplicaId h = holder(*v);
       for (int t = 0; t < kTiers; ++t)
@@ -246,19 +255,18 @@ void ReplicaIndex::lookup(std::span<const cache::BlockHash> chain, std::span<Res
       const uint64_t* masks = record(*v);
       for (int t = 0; t < kTiers; ++t) std::copy_n(masks + t * W, W, held[t]);
     }
-    bool any = false;
+    bool any = false, same = true;
     for (int w = 0; w < W; ++w) {
       const uint64_t d = held[0][w] & alive[w];
       const uint64_t h = held[1][w] & alive[w] & ~d;
       const uint64_t k = held[2][w] & alive[w] & ~(d | h);
       const uint64_t s = shared ? alive[w] & ~(d | h | k) : 0;
       cur[0][w] = d, cur[1][w] = h, cur[2][w] = k, cur[3][w] = s;
+      same &= d == run[0][w] && h == run[1][w] && k == run[2][w] && s == run[3][w];
       alive[w] = d | h | k | s;
       any |= alive[w] != 0;
     }
     if (!any) break;
-    bool same = true;
-    for (int t = 0; t < 4 && same; ++t) same = std::equal(cur[t], cur[t] + W, run[t]);
     if (!same) {
       credit();
       for (int t = 0; t < 4; ++t) std::copy_n(cur[t], W, run[t]);

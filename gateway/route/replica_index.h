@@ -118,6 +118,9 @@ class ReplicaIndex {
   bool drop(ReplicaId r, uint64_t& value);
   // A record left with one replica becomes an inline entry again.
   void demote(uint64_t& value);
+  // lookup's walk, with kWords mask words per tier (0: words_, at run time).
+  template <int kWords>
+  void walk(std::span<const cache::BlockHash> chain, std::span<Residency> out) const;
 
   int32_t max_replicas_;
   int words_;         // mask words per tier

@@ -2,14 +2,14 @@
 //
 //   cache_aware  the lowest cost, NVIDIA Dynamo's KV router's: the prefill
 //                the replica would still have to do given what it holds,
-//                plus its decode load:
+//                plus its load:
 //                  cost = fresh + host x host_tokens + disk x disk_tokens
-//                         + shared x shared_tokens + load x decode_load
+//                         + shared x shared_tokens + load x load_tokens
 //                fresh: prompt tokens not resident there in any tier;
 //                *_tokens: tokens it would restore from that tier (a
 //                restore is cheaper than a prefill, but not free); the
-//                decode load in tokens (the context of the sequences it is
-//                decoding: what each decode step reads). Ties go to the
+//                load in tokens (the context of the sequences it is
+//                prefilling or decoding: what each step reads). Ties go to the
 //                less loaded replica, then to the one chosen least
 //                recently, so cold requests spread round the cluster.
 //   round_robin  live replicas in turn.
@@ -43,7 +43,7 @@ namespace kvgate::route {
 struct ReplicaState {
   bool live = false;      // in rotation
   bool scorable = true;   // its cache identity matches: its residency counts
-  int64_t load = 0;       // decode load: context tokens of the sequences it decodes
+  int64_t load = 0;       // context tokens of the sequences it is prefilling or decoding
 };
 
 struct RouteRequest {
@@ -53,9 +53,12 @@ struct RouteRequest {
 };
 
 // cache_aware's weights: the cost of a restored token (a prefilled one is 1)
-// and of a token of decode load.
+// and of a token of load. load = 0.1 from `kvgate sim --replicas` on the
+// Mooncake trace (docs/policies.md): 1 sends continuing conversations away
+// from their prefix for load that would have cleared, 0 sends everything
+// that shares a first block to one replica.
 struct CostWeights {
-  double host = 0.1, disk = 0.3, shared = 0.4, load = 1.0;
+  double host = 0.1, disk = 0.3, shared = 0.4, load = 0.1;
 };
 
 // cache_aware's cost of sending `request` to a replica holding `held` of it.

@@ -60,10 +60,10 @@ TEST(CacheAware, PicksTheReplicaWithTheCheapestPrefill) {
 TEST(CacheAware, LoadOutweighsASmallPrefix) {
   Cluster c(2);
   c.hold(0, 2, Tier::kDevice);  // saves 32 tokens
-  c.state[0].load = 100;
+  c.state[0].load = 1000;  // x 0.1
   auto p = make_route_policy("cache_aware");
   EXPECT_EQ(c.choose(*p), 1);
-  auto light = make_route_policy("cache_aware:load=0.1");
+  auto light = make_route_policy("cache_aware:load=0.01");
   EXPECT_EQ(c.choose(*light), 0);
 }
 
@@ -71,12 +71,12 @@ TEST(CacheAware, AnUnscorableReplicaGetsNoPrefixCreditButServes) {
   Cluster c(2);
   c.hold(0, 8, Tier::kDevice);
   c.state[0].scorable = false;
-  c.state[1].load = 1;
+  c.state[1].load = 10;
   auto p = make_route_policy("cache_aware");
   // 0 gets no credit for its 8 blocks: it costs the whole prompt, 1 that plus its load.
   EXPECT_EQ(c.choose(*p), 0);
   c.state[1].load = 0;
-  c.state[0].load = 1;
+  c.state[0].load = 10;
   EXPECT_EQ(c.choose(*p), 1);
   // Alone, it still serves.
   c.state[1].live = false;
