@@ -1,7 +1,9 @@
 // kvgate sim: replays a Mooncake request trace through the prefix cache the
 // server runs (cache::BlockPool, the policies of policies/eviction/) and
-// prints hit rates per policy and capacity next to the offline Belady bound.
-// What it models and how: gateway/sim/replay.h, docs/policies.md.
+// prints hit rates per policy and capacity next to the offline Belady bound;
+// with --replicas, over N replicas behind a router (gateway/route/) next to
+// one cache of the same total capacity. What it models and how:
+// gateway/sim/replay.h, gateway/sim/cluster_replay.h, docs/policies.md.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -12,6 +14,9 @@
 
 #include "engine/error.h"
 #include "gateway/cli/commands.h"
+#include "gateway/route/route_error.h"
+#include "gateway/route/route_policy.h"
+#include "gateway/sim/cluster_replay.h"
 #include "gateway/sim/replay.h"
 #include "gateway/sim/replay_trace.h"
 #include "gateway/sim/sim_report.h"
@@ -29,6 +34,8 @@ struct SimOptions {
   std::string lower_policy;
   int32_t repeat = 1;
   double depth_weight = 0.02;
+  std::vector<int32_t> replicas;
+  std::vector<std::string> routers;
   bool json = false;
 };
 
@@ -37,34 +44,35 @@ std::vector<policies::PolicySpec> chosen_policies(const SimOptions& o) {
   for (const std::string& text : o.policies)
     for (auto& spec : policies::parse_policy_list(text)) specs.push_back(std::move(spec));
   if (specs.empty()) specs = policies::parse_policy_list("lru,s3fifo,cost");
-  // Every table shows the bound, last.
-  std::erase_if(specs, [](const policies::PolicySpec& s) { return s.name == "belady"; });
-  specs.push_back({"belady", {}});
+  // Every table shows the bound, last; a routed replay cannot have it.
+  const bool had_bound = std::erase_if(specs, [](const policies::PolicySpec& s) { return s.name == "belady"; }) > 0;
+  if (o.replicas.empty()) specs.push_back({"belady", {}});
+  else if (had_bound)
+    throw Error("sim: --policy belady: the bound needs each replica's future, which routing decides: not with --replicas");
   return specs;
 }
 
-void run(const SimOptions& o) {
-  if (o.capacities.empty() && o.tiers.empty()) throw Error("sim: give --capacity BLOCKS (or N%) or --tiers device:N,...");
-  const std::vector<policies::PolicySpec> specs = chosen_policies(o);
-  const sim::ReplayTrace trace = sim::read_replay_trace(o.trace);
-  sim::SimRun out{o.trace, sim::summarize(trace), o.repeat, o.depth_weight, {}};
-  std::vector<std::vector<sim::TierSpec>> layouts;
-  for (const std::string& c : o.capacities)
-    layouts.push_back({{policies::Tier::kDevice, sim::parse_capacity(c, out.summary.distinct_blocks)}});
-  for (const std::string& t : o.tiers) layouts.push_back(sim::parse_tiers(t, out.summary.distinct_blocks));
+std::vector<std::string> chosen_routers(const SimOptions& o) {
+  std::vector<std::string> out;
+  for (const std::string& text : o.routers)
+    for (auto& spec : route::parse_route_list(text)) out.push_back(std::move(spec));
+  return out.empty() ? route::route_policy_names() : out;
+}
 
-  std::optional<policies::PolicySpec> lower;
-  if (!o.lower_policy.empty()) {
-    lower = policies::parse_policy_spec(o.lower_policy);
-    if (lower->name == "belady") throw Error("sim: --lower-policy belady: the bound is the bound on every tier already");
-  }
-  // The cost-aware policy weighs a restore from the tier below only if it
-  // knows there is one.
-  const auto tiered = [](policies::PolicySpec spec, size_t tiers) {
-    if (spec.name == "cost" && tiers > 1 && !spec.params.contains("last_tier"))
-      spec.params["last_tier"] = static_cast<double>(tiers - 1);
-    return spec;
-  };
+// The cost-aware policy weighs a restore from the tier below only if it
+// knows there is one.
+policies::PolicySpec tiered(policies::PolicySpec spec, size_t tiers) {
+  if (spec.name == "cost" && tiers > 1 && !spec.params.contains("last_tier"))
+    spec.params["last_tier"] = static_cast<double>(tiers - 1);
+  return spec;
+}
+
+using Layouts = std::vector<std::vector<sim::TierSpec>>;
+
+// One table per layout: every policy, the bound last.
+void run_tables(const SimOptions& o, const sim::ReplayTrace& trace, const Layouts& layouts,
+                const std::vector<policies::PolicySpec>& specs, const std::optional<policies::PolicySpec>& lower,
+                sim::SimRun& out) {
   for (const auto& tiers : layouts) {
     sim::SimTable table{tiers, {}};
     for (const policies::PolicySpec& spec : specs) {
@@ -74,6 +82,44 @@ void run(const SimOptions& o) {
     }
     out.tables.push_back(std::move(table));
   }
+}
+
+// One table per replica count, layout (per replica) and policy: one cache
+// of N times the layout, then every router over N replicas.
+void run_clusters(const SimOptions& o, const sim::ReplayTrace& trace, const Layouts& layouts,
+                  const std::vector<policies::PolicySpec>& specs, const std::optional<policies::PolicySpec>& lower,
+                  sim::SimRun& out) {
+  const std::vector<std::string> routers = chosen_routers(o);
+  for (int32_t n : o.replicas)
+    for (const auto& tiers : layouts)
+      for (const policies::PolicySpec& spec : specs) {
+        sim::ReplayConfig each{tiers, tiered(spec, tiers.size()), {}, o.repeat, o.depth_weight};
+        if (lower) each.lower_policy = tiered(*lower, tiers.size());
+        sim::ReplayConfig one = each;
+        for (sim::TierSpec& t : one.tiers) t.blocks *= n;
+        sim::ClusterTable table{n, tiers, sim::replay(trace, one), {}};
+        for (const std::string& router : routers) table.routed.push_back(sim::replay_cluster(trace, {each, n, router}));
+        out.clusters.push_back(std::move(table));
+      }
+}
+
+void run(const SimOptions& o) {
+  if (o.capacities.empty() && o.tiers.empty()) throw Error("sim: give --capacity BLOCKS (or N%) or --tiers device:N,...");
+  const std::vector<policies::PolicySpec> specs = chosen_policies(o);
+  const sim::ReplayTrace trace = sim::read_replay_trace(o.trace);
+  sim::SimRun out{o.trace, sim::summarize(trace), o.repeat, o.depth_weight, {}, {}};
+  Layouts layouts;
+  for (const std::string& c : o.capacities)
+    layouts.push_back({{policies::Tier::kDevice, sim::parse_capacity(c, out.summary.distinct_blocks)}});
+  for (const std::string& t : o.tiers) layouts.push_back(sim::parse_tiers(t, out.summary.distinct_blocks));
+
+  std::optional<policies::PolicySpec> lower;
+  if (!o.lower_policy.empty()) {
+    lower = policies::parse_policy_spec(o.lower_policy);
+    if (lower->name == "belady") throw Error("sim: --lower-policy belady: the bound is the bound on every tier already");
+  }
+  if (o.replicas.empty()) run_tables(o, trace, layouts, specs, lower, out);
+  else run_clusters(o, trace, layouts, specs, lower, out);
   if (o.json) std::printf("%s\n", boost::json::serialize(sim::to_json(out)).c_str());
   else std::printf("%s", sim::format_markdown(out).c_str());
 }
@@ -105,6 +151,19 @@ void add_sim(CLI::App& app) {
   cmd->add_option("--depth-weight", o->depth_weight,
                   "prefill weight per level of depth for the prefill-weighted hit rate (default 0.02)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--replicas", o->replicas,
+                  "replay over N replicas (comma-separated for several), each with the given capacity (or tiers), "
+                  "behind a router, next to one cache of N times that capacity; no Belady bound")
+      ->delimiter(',')
+      ->check(CLI::Range(1, route::ReplicaIndex::kMaxReplicas));
+  auto* routers = cmd->add_option("--router", o->routers,
+                                  "with --replicas: routers, comma-separated, each NAME or NAME:key=value,...; or all "
+                                  "(the default): " + [] {
+                                    std::string names;
+                                    for (const auto& n : route::route_policy_names()) names += (names.empty() ? "" : ", ") + n;
+                                    return names;
+                                  }());
+  routers->needs(cmd->get_option("--replicas"));
   cmd->add_flag("--json", o->json, "print JSON instead of markdown tables");
   cmd->footer("\nEviction policies (--policy NAME or NAME:key=value,...; defaults shown):\n" +
               policies::describe_eviction_policies());
@@ -113,6 +172,8 @@ void add_sim(CLI::App& app) {
       run(*o);
     } catch (const policies::PolicyError& e) {
       throw Error(e.what());
+    } catch (const route::RouteError& e) {
+      throw Error(std::string("sim: ") + e.what());
     }
   });
 }

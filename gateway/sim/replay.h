@@ -87,5 +87,8 @@ struct ReplayResult {
 // capacity below 1, too many copies for 31-bit ids) and PolicyError for a
 // bad policy.
 ReplayResult replay(const ReplayTrace& trace, const ReplayConfig& config);
+// The configuration checks of replay() alone (the policy is checked when
+// it is built).
+void check_config(const ReplayTrace& trace, const ReplayConfig& config);
 
 }  // namespace kvgate::sim

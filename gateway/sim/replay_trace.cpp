@@ -53,18 +53,21 @@ void add_record(const loadgen::TraceRecord& rec, std::string_view source, IdMap&
   chain.clear();
   for (size_t i = 0; i < rec.hash_ids.size(); ++i)
     chain.push_back(ids.add(rec.hash_ids[i], static_cast<int32_t>(i), i == 0 ? -1 : chain.back(), rec.line, at));
-  out.add(rec.input_length, chain);
+  out.add(rec.input_length, chain, rec.timestamp_ms, rec.output_length);
 }
 
 }  // namespace
 
-void ReplayTrace::add(int64_t input_tokens, std::span<const int32_t> chain) {
+void ReplayTrace::add(int64_t input_tokens, std::span<const int32_t> chain, int64_t arrival_ms, int64_t output_tokens) {
   const auto n = static_cast<int64_t>(chain.size());
   if (n < 1 || input_tokens <= kTraceBlockTokens * (n - 1) || input_tokens > kTraceBlockTokens * n)
     throw Error("a request of " + std::to_string(input_tokens) + " tokens cannot have " + std::to_string(n) + " blocks");
   for (int32_t id : chain)
     if (id < 0 || id > kMaxId) throw Error("hash id " + std::to_string(id) + " is out of range");
+  if (arrival_ms < 0 || output_tokens < 0) throw Error("a request's arrival and output length must be >= 0");
   input_tokens_.push_back(input_tokens);
+  arrival_ms_.push_back(arrival_ms);
+  output_tokens_.push_back(output_tokens);
   ids_.insert(ids_.end(), chain.begin(), chain.end());
   first_.push_back(static_cast<int64_t>(ids_.size()));
   for (int32_t id : chain) id_limit_ = std::max(id_limit_, id + 1);

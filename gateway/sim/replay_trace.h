@@ -1,6 +1,7 @@
 // A Mooncake request trace (FAST'25 release, JSONL; ../shared/traces/README.md)
-// held for replay through the cache: per request its prompt length and its
-// chain of hash ids, packed one request after another.
+// held for replay through the cache: per request its prompt length, its
+// chain of hash ids, its arrival and output length, packed one request
+// after another.
 //
 //   {"timestamp": 27482, "input_length": 6955, "output_length": 52,
 //    "hash_ids": [46, 47, ..., 2354]}
@@ -44,6 +45,10 @@ class ReplayTrace {
     return std::span(ids_).subspan(static_cast<size_t>(first_[r]), static_cast<size_t>(first_[r + 1] - first_[r]));
   }
   int64_t input_tokens(int64_t r) const { return input_tokens_[r]; }
+  // Arrival in ms from the trace's start, and the tokens the request
+  // generated: what the routed replay's load model is made of.
+  int64_t arrival_ms(int64_t r) const { return arrival_ms_[r]; }
+  int64_t output_tokens(int64_t r) const { return output_tokens_[r]; }
   // Tokens block i of request r holds: 512, except the last block's remainder.
   int64_t block_tokens(int64_t r, size_t i) const {
     const auto n = static_cast<size_t>(first_[r + 1] - first_[r]);
@@ -54,10 +59,10 @@ class ReplayTrace {
 
   // One request (the parser's and the tests' way in). Checks only lengths;
   // parse_replay_trace checks the rest.
-  void add(int64_t input_tokens, std::span<const int32_t> chain);
+  void add(int64_t input_tokens, std::span<const int32_t> chain, int64_t arrival_ms = 0, int64_t output_tokens = 0);
 
  private:
-  std::vector<int64_t> input_tokens_;
+  std::vector<int64_t> input_tokens_, arrival_ms_, output_tokens_;
   std::vector<int64_t> first_{0};
   std::vector<int32_t> ids_;
   int32_t id_limit_ = 0, max_chain_ = 0;

@@ -47,6 +47,77 @@ std::string tiers_title(const SimTable& t, int64_t distinct) {
 
 double rate(int64_t part, int64_t whole) { return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0; }
 
+std::string layout(const std::vector<TierSpec>& tiers, int64_t times) {
+  std::string out;
+  for (const auto& tier : tiers) out += (out.empty() ? "" : " + ") + std::string(tier_name(tier.tier)) + " " + grouped(tier.blocks * times);
+  return out + " blocks";
+}
+
+// The routed result's share of one cache's token hit rate, in %.
+double share(const ReplayResult& routed, const ReplayResult& one) {
+  return one.token_rate() > 0 ? 100.0 * routed.token_rate() / one.token_rate() : 0;
+}
+
+void cluster_markdown(const ClusterTable& t, std::string& out) {
+  const bool tiered = t.tiers.size() > 1;
+  out += "\n### " + std::to_string(t.replicas) + " replicas x " + layout(t.tiers, 1) + " (" + t.one_cache.policy +
+         "), one cache of " + layout(t.tiers, t.replicas) + "\n\n| router | token hit %";
+  std::string rule = "|---|---:";
+  if (tiered)
+    for (const auto& tier : t.tiers) out += " | " + std::string(tier_name(tier.tier)) + " %", rule += "|---:";
+  out += " | of one cache % | prefill-weighted hit % | load balance (max/mean requests) | route us/request | replay s |\n";
+  out += rule + "|---:|---:|---:|---:|---:|\n";
+  const auto row = [&](const std::string& name, const ReplayResult& r, const std::string& balance, const std::string& route_us) {
+    out += "| " + name + " | " + fixed(r.token_rate(), 2);
+    if (tiered)
+      for (size_t i = 0; i < r.tiers.size(); ++i) out += " | " + fixed(r.tier_token_rate(i), 2);
+    out += " | " + fixed(share(r, t.one_cache), 1) + " | " + fixed(r.prefill_rate(), 2) + " | " + balance + " | " + route_us +
+           " | " + fixed(r.seconds, 3) + " |\n";
+  };
+  row("one cache (" + std::to_string(t.replicas) + "x the capacity)", t.one_cache, "-", "-");
+  for (const ClusterResult& c : t.routed)
+    row(c.router, c.total, fixed(c.balance(), 2),
+        fixed(c.total.requests ? 1e6 * c.route_seconds / static_cast<double>(c.total.requests) : 0, 2));
+}
+
+boost::json::object result_json(const ReplayResult& r, const std::vector<TierSpec>& tiers) {
+  boost::json::object per_tier;
+  for (size_t i = 0; i < r.tiers.size(); ++i)
+    per_tier[tier_name(tiers[i].tier)] = boost::json::object{{"hit_tokens", r.tiers[i].tokens},
+                                                             {"hit_blocks", r.tiers[i].blocks},
+                                                             {"token_hit_pct", r.tier_token_rate(i)}};
+  return {{"requests", r.requests},
+          {"tokens", r.tokens},
+          {"hit_tokens", r.hit_tokens},
+          {"blocks", r.blocks},
+          {"hit_blocks", r.hit_blocks},
+          {"token_hit_pct", r.token_rate()},
+          {"block_hit_pct", r.block_rate()},
+          {"prefill_weighted_hit_pct", r.prefill_rate()},
+          {"tiers", per_tier},
+          {"device_evictions", r.evictions},
+          {"seconds", r.seconds}};
+}
+
+boost::json::object cluster_json(const ClusterTable& t) {
+  boost::json::array tiers, rows;
+  for (const auto& tier : t.tiers) tiers.push_back(boost::json::object{{"tier", tier_name(tier.tier)}, {"blocks", tier.blocks}});
+  for (const ClusterResult& c : t.routed) {
+    boost::json::object row = result_json(c.total, t.tiers);
+    row["router"] = c.router;
+    row["of_one_cache_pct"] = share(c.total, t.one_cache);
+    row["load_balance"] = c.balance();
+    row["requests_per_replica"] = boost::json::array(c.requests.begin(), c.requests.end());
+    row["route_seconds"] = c.route_seconds;
+    rows.push_back(std::move(row));
+  }
+  return {{"replicas", t.replicas},
+          {"policy", t.one_cache.policy},
+          {"tiers_per_replica", tiers},
+          {"one_cache", result_json(t.one_cache, t.tiers)},
+          {"results", rows}};
+}
+
 }  // namespace
 
 int64_t parse_capacity(std::string_view text, int64_t distinct) {
@@ -103,6 +174,7 @@ std::string format_markdown(const SimRun& run) {
   if (run.repeat > 1)
     out += "replayed " + std::to_string(run.repeat) + " times back to back, each copy with its own hash ids (" +
            grouped(s.requests * run.repeat) + " requests)\n";
+  for (const ClusterTable& t : run.clusters) cluster_markdown(t, out);
   for (const SimTable& t : run.tables) {
     const ReplayResult* bound = bound_of(t);
     const bool tiered = t.tiers.size() > 1;
@@ -142,31 +214,22 @@ boost::json::object to_json(const SimRun& run) {
     for (const ReplayResult& r : t.results) {
       boost::json::object params;
       for (const auto& [k, v] : r.params) params[k] = v;
-      boost::json::object per_tier;
-      for (size_t i = 0; i < r.tiers.size(); ++i)
-        per_tier[tier_name(t.tiers[i].tier)] = boost::json::object{{"hit_tokens", r.tiers[i].tokens},
-                                                                   {"hit_blocks", r.tiers[i].blocks},
-                                                                   {"token_hit_pct", r.tier_token_rate(i)}};
-      boost::json::object row{{"policy", r.policy},
-                              {"params", params},
-                              {"offline_bound", &r == bound},
-                              {"requests", r.requests},
-                              {"tokens", r.tokens},
-                              {"hit_tokens", r.hit_tokens},
-                              {"blocks", r.blocks},
-                              {"hit_blocks", r.hit_blocks},
-                              {"token_hit_pct", r.token_rate()},
-                              {"block_hit_pct", r.block_rate()},
-                              {"prefill_weighted_hit_pct", r.prefill_rate()},
-                              {"tiers", per_tier},
-                              {"device_evictions", r.evictions},
-                              {"seconds", r.seconds}};
+      boost::json::object row = result_json(r, t.tiers);
+      row["policy"] = r.policy;
+      row["params"] = std::move(params);
+      row["offline_bound"] = &r == bound;
       row["gap_to_belady_points"] = bound ? boost::json::value(bound->token_rate() - r.token_rate()) : boost::json::value(nullptr);
       rows.push_back(std::move(row));
     }
     tables.push_back(boost::json::object{{"tiers", tiers}, {"results", rows}});
   }
-  return {{"trace", trace}, {"repeat", run.repeat}, {"depth_weight", run.depth_weight}, {"tables", tables}};
+  boost::json::object out{{"trace", trace}, {"repeat", run.repeat}, {"depth_weight", run.depth_weight}, {"tables", tables}};
+  if (!run.clusters.empty()) {
+    boost::json::array clusters;
+    for (const ClusterTable& t : run.clusters) clusters.push_back(cluster_json(t));
+    out["clusters"] = std::move(clusters);
+  }
+  return out;
 }
 
 }  // namespace kvgate::sim

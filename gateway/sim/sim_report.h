@@ -1,7 +1,9 @@
 // What `kvgate sim` prints: a markdown table per capacity (policy, token-
 // and block-weighted hit rates, per tier when there are tiers, the
-// prefill-weighted rate, the gap to Belady in points, replay time), or the
-// same as JSON; and how it reads capacities ("1828", "1%") and tier lists
+// prefill-weighted rate, the gap to Belady in points, replay time), or with
+// --replicas one per replica count, capacity and policy (router, cluster hit
+// rates, the share of one cache's rate, load balance); or the same as JSON;
+// and how it reads capacities ("1828", "1%") and tier lists
 // ("device:1%,host:9140").
 #pragma once
 
@@ -11,6 +13,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "gateway/sim/cluster_replay.h"
 #include "gateway/sim/replay.h"
 #include "gateway/sim/replay_trace.h"
 
@@ -21,12 +24,22 @@ struct SimTable {
   std::vector<ReplayResult> results;  // one per policy; the Belady bound among them
 };
 
+// N replicas of `tiers` each, one row per router, next to one cache of N x
+// `tiers` under the same policy.
+struct ClusterTable {
+  int32_t replicas = 1;
+  std::vector<TierSpec> tiers;  // per replica
+  ReplayResult one_cache;
+  std::vector<ClusterResult> routed;
+};
+
 struct SimRun {
   std::string trace;  // its path, as given
   TraceSummary summary;
   int32_t repeat = 1;
   double depth_weight = 0.02;
   std::vector<SimTable> tables;
+  std::vector<ClusterTable> clusters;  // with --replicas, instead of tables
 };
 
 // A block count ("1828") or a share of the trace's distinct blocks ("1%",

@@ -69,6 +69,51 @@ TEST(SimCli, JsonHasEveryRowAndTheGap) {
   EXPECT_TRUE(rows[0].at("gap_to_belady_points").is_double());
 }
 
+TEST(SimCli, ReplicasPrintOneCacheAndEveryRouter) {
+  testing::TempDir dir;
+  const CliRun r = kvgate("sim --trace " + write(dir, "t.jsonl", kTrace) + " --capacity 1 --replicas 2 --policy lru");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("### 2 replicas x device 1 blocks (lru), one cache of device 2 blocks"), std::string::npos) << r.out;
+  // One cache of 2 blocks is the LRU row of the first test.
+  EXPECT_NE(r.out.find("| one cache (2x the capacity) | 31.76 | 100.0 |"), std::string::npos) << r.out;
+  for (const char* router : {"| cache_aware:host=0.1,disk=0.3,shared=0.4,load=0.1 |", "| round_robin |", "| random:seed=1 |"})
+    EXPECT_NE(r.out.find(router), std::string::npos) << router;
+  EXPECT_EQ(r.out.find("belady"), std::string::npos) << r.out;
+}
+
+TEST(SimCli, ReplicasJsonHasTheShareAndTheBalance) {
+  testing::TempDir dir;
+  const CliRun r = kvgate("sim --trace " + write(dir, "t.jsonl", kTrace) +
+                          " --capacity 2 --replicas 1,3 --router round_robin,cache_aware:load=0.5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const boost::json::object j = boost::json::parse(r.out).as_object();
+  const auto& clusters = j.at("clusters").as_array();
+  ASSERT_EQ(clusters.size(), 6u);  // 2 replica counts x lru, s3fifo, cost
+  const auto& t = clusters[3].as_object();
+  EXPECT_EQ(t.at("replicas").as_int64(), 3);
+  EXPECT_EQ(t.at("policy").as_string(), "lru");
+  const auto& rows = t.at("results").as_array();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("router").as_string(), "round_robin");
+  EXPECT_EQ(rows[0].at("requests_per_replica").as_array().size(), 3u);
+  EXPECT_DOUBLE_EQ(rows[0].at("load_balance").as_double(), 1.0);
+  EXPECT_TRUE(rows[1].at("of_one_cache_pct").is_double());
+  EXPECT_TRUE(j.at("tables").as_array().empty());
+}
+
+TEST(SimCli, ReplicaFlagsAreCheckedAsTheyAreParsed) {
+  testing::TempDir dir;
+  const std::string good = write(dir, "t.jsonl", kTrace);
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --capacity 2 --replicas 0", "--replicas: Value 0 not in range 1 to 1024"},
+           {" --capacity 2 --router random", "--router requires --replicas"},
+       }) {
+    const CliRun r = kvgate("sim --trace " + good + args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
 TEST(SimCli, HelpListsEveryPolicy) {
   const CliRun r = kvgate("sim --help");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -92,6 +137,12 @@ TEST(SimCli, BadInputIsAClearError) {
            {"--trace " + good + " --capacity 200%", "kvgate: error: capacity '200%' must be a percentage in (0, 100]"},
            {"--trace " + good + " --tiers host:2", "kvgate: error: tiers 'host:2' must start with device"},
            {"--trace " + good, "kvgate: error: sim: give --capacity"},
+           {"--trace " + good + " --capacity 2 --replicas 2 --router kv",
+            "kvgate: error: sim: unknown router 'kv' (routers: cache_aware, round_robin, random)"},
+           {"--trace " + good + " --capacity 2 --replicas 2 --router cache_aware:speed=2",
+            "kvgate: error: sim: router cache_aware has no parameter 'speed' (parameters: host, disk, shared, load)"},
+           {"--trace " + good + " --capacity 2 --replicas 2 --policy lru,belady",
+            "kvgate: error: sim: --policy belady: the bound needs each replica's future"},
        }) {
     const CliRun r = kvgate("sim " + c.args);
     EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.out;
