@@ -648,11 +648,15 @@ std::optional<std::vector<std::byte>> DiskTier::get(const TierKey& key) {
   return std::vector<std::byte>(b, b + value.size());
 }
 
-std::vector<std::optional<std::vector<std::byte>>> DiskTier::get_many(std::span<const TierKey> keys) {
+std::vector<std::optional<std::vector<std::byte>>> DiskTier::get_many(std::span<const TierKey> keys,
+                                                                      const OnRead& on_read) {
   std::vector<std::optional<std::vector<std::byte>>> out(keys.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < keys.size(); i = next++) out[i] = get(keys[i]);
+    for (size_t i = next++; i < keys.size(); i = next++) {
+      out[i] = get(keys[i]);
+      if (on_read) on_read(i, out[i]);
+    }
   };
   std::vector<std::thread> helpers;
   for (size_t t = 1; t < std::min(kReadsInFlight, keys.size()); ++t) helpers.emplace_back(work);

@@ -134,8 +134,10 @@ class DiskTier final : public BlockStore {
   // get() of each key with up to kReadsInFlight reads at once: one read at a
   // time leaves the disk idle between requests (about half its sequential
   // speed for 384 KiB records).
-  static constexpr size_t kReadsInFlight = 4;
-  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys) override;
+  static constexpr size_t kReadsInFlight = 8;
+  using BlockStore::get_many;
+  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys,
+                                                              const OnRead& on_read) override;
   // Stored (indexed) or queued.
   bool contains(const TierKey& key) const override;
   // An entry found corrupt: deleted (or, still queued, never written) and

@@ -357,7 +357,7 @@ std::optional<std::vector<std::byte>> RedisTier::get(const TierKey& key) {
   return std::move(get_many(std::span(&key, 1)).front());
 }
 
-std::vector<RedisTier::Reply> RedisTier::get_many(std::span<const TierKey> keys) {
+std::vector<RedisTier::Reply> RedisTier::get_many(std::span<const TierKey> keys, const OnRead& on_read) {
   std::vector<Reply> out(keys.size());
   std::vector<TierKey> remote;
   std::vector<size_t> where;
@@ -373,9 +373,13 @@ std::vector<RedisTier::Reply> RedisTier::get_many(std::span<const TierKey> keys)
       }
     }
   }
-  if (remote.empty()) return out;
-  std::vector<Reply> got = read(remote);
-  for (size_t j = 0; j < remote.size(); ++j) out[where[j]] = std::move(got[j]);
+  if (!remote.empty()) {
+    std::vector<Reply> got = read(remote);
+    for (size_t j = 0; j < remote.size(); ++j) out[where[j]] = std::move(got[j]);
+  }
+  // One connection, one pipeline: the records are told in order, on this thread.
+  if (on_read)
+    for (size_t i = 0; i < out.size(); ++i) on_read(i, out[i]);
   return out;
 }
 

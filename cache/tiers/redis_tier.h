@@ -140,7 +140,9 @@ class RedisTier final : public BlockStore {
   // Redis has no such key or the read failed (both misses, counted).
   std::optional<std::vector<std::byte>> get(const TierKey& key) override;
   // The keys' GETs in one pipeline: one round trip for a chain's next blocks.
-  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys) override;
+  using BlockStore::get_many;
+  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys,
+                                                              const OnRead& on_read) override;
   // Known stored (written, read, announced or scanned) or queued; no round trip.
   bool contains(const TierKey& key) const override;
   // A record found corrupt: counted under fault_name(why), forgotten and

@@ -26,7 +26,10 @@ std::optional<std::vector<std::byte>> StackedStore::get(const TierKey& key) {
 // The upper store is asked only for what it holds (so that its misses count
 // its own misses, not the lower store's hits); whatever it could not give
 // goes to the lower store in one call.
-std::vector<std::optional<std::vector<std::byte>>> StackedStore::get_many(std::span<const TierKey> keys) {
+// A record the upper store does not give is told (on_read) only once the
+// lower store has answered for it.
+std::vector<std::optional<std::vector<std::byte>>> StackedStore::get_many(std::span<const TierKey> keys,
+                                                                          const OnRead& on_read) {
   std::vector<std::optional<std::vector<std::byte>>> out(keys.size());
   std::vector<TierKey> up, low;
   std::vector<size_t> up_at, low_at;
@@ -36,9 +39,15 @@ std::vector<std::optional<std::vector<std::byte>>> StackedStore::get_many(std::s
     (held ? up_at : low_at).push_back(i);
   }
   if (!up.empty()) {
-    std::vector<std::optional<std::vector<std::byte>>> got = upper_->get_many(up);
+    std::vector<char> served(up.size(), 0);  // not vector<bool>: written from the store's reading threads
+    std::vector<std::optional<std::vector<std::byte>>> got =
+        upper_->get_many(up, [&](size_t j, std::optional<std::vector<std::byte>>& rec) {
+          if (!rec) return;
+          served[j] = 1;
+          if (on_read) on_read(up_at[j], rec);
+        });
     for (size_t j = 0; j < up.size(); ++j) {
-      if (got[j]) {
+      if (served[j]) {
         out[up_at[j]] = std::move(got[j]);
       } else {
         low.push_back(up[j]);
@@ -47,7 +56,10 @@ std::vector<std::optional<std::vector<std::byte>>> StackedStore::get_many(std::s
     }
   }
   if (low.empty()) return out;
-  std::vector<std::optional<std::vector<std::byte>>> got = lower_->get_many(low);
+  std::vector<std::optional<std::vector<std::byte>>> got =
+      lower_->get_many(low, [&](size_t j, std::optional<std::vector<std::byte>>& rec) {
+        if (on_read) on_read(low_at[j], rec);
+      });
   for (size_t j = 0; j < low.size(); ++j) out[low_at[j]] = std::move(got[j]);
   return out;
 }

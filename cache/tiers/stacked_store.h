@@ -38,7 +38,9 @@ class StackedStore final : public BlockStore {
   bool contains(const TierKey& key) const override;
   bool enqueue(std::span<const std::byte> record, TenantId owner) override;
   std::optional<std::vector<std::byte>> get(const TierKey& key) override;
-  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys) override;
+  using BlockStore::get_many;
+  std::vector<std::optional<std::vector<std::byte>>> get_many(std::span<const TierKey> keys,
+                                                              const OnRead& on_read) override;
   void drop_corrupt(const TierKey& key, RecordFault why) override;
 
   BlockStore& upper() const { return *upper_; }

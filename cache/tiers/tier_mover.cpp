@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <future>
 
 namespace kvgate::cache {
 
@@ -183,10 +182,10 @@ void TierMover::reader_loop() {
   }
 }
 
-// Host hits are leased one by one. A run of blocks found only on disk is
-// read kReadAhead at a time (several reads in flight), the next group's
-// reads under way while this group is verified in chain order, so the disk
-// is kept busy. The walk stops at the first block found nowhere or failing.
+// Host hits are leased one by one; a run of blocks found only on disk is
+// read together (several reads in flight), each record verified on the
+// thread that read it, right after the read (its bytes still in that core's
+// cache). The walk stops at the first block found nowhere or failing.
 TierMover::Found TierMover::look_below(const Prefetch& p) {
   Found f;
   f.from = p.from;
@@ -196,47 +195,40 @@ TierMover::Found TierMover::look_below(const Prefetch& p) {
     return BlockKey{p.chain[i], i == 0 ? p.seed : p.chain[i - 1], p.scope, static_cast<int32_t>(i)};
   };
   const auto tokens = [&](size_t i) { return std::span(p.tokens).subspan(i * B, B); };
-  using Records = std::vector<std::optional<std::vector<std::byte>>>;
-  const auto read = [this](std::vector<TierKey> keys) {
-    return std::async(std::launch::async, [this, keys = std::move(keys)] {
-      Records r = tiers_.disk->get_many(keys);
-      std::lock_guard lock(mu_);
-      stats_.disk_reads += static_cast<int64_t>(keys.size());
-      return r;
-    });
-  };
   for (size_t i = static_cast<size_t>(p.from); i < n;) {
     if (std::optional<FoundBlock> b = find_in_host({p.scope, p.chain[i]})) {
       f.blocks.push_back(std::move(*b));
       ++i;
       continue;
     }
-    std::vector<TierKey> run;  // the blocks from i on that only the disk holds
-    while (tiers_.disk && i + run.size() < n) {
+    std::vector<TierKey> run;
+    while (tiers_.disk && i + run.size() < n && run.size() < kReadAhead) {
       const TierKey k{p.scope, p.chain[i + run.size()]};
       if (!tiers_.disk->contains(k) || (tiers_.host && tiers_.host->contains(k))) break;
       run.push_back(k);
     }
     if (run.empty()) break;
-    const auto group = [&](size_t g) {
-      const auto first = run.begin() + static_cast<std::ptrdiff_t>(g);
-      return std::vector<TierKey>(first, first + static_cast<std::ptrdiff_t>(std::min(kReadAhead, run.size() - g)));
-    };
-    std::future<Records> next = read(group(0));
-    for (size_t g = 0; g < run.size(); g += kReadAhead) {
-      Records records = next.get();
-      if (g + kReadAhead < run.size()) next = read(group(g + kReadAhead));
-      // Every record read is verified (a bad one dropped and counted, a good
-      // one copied up), but the chain stops at the first that is missing or bad.
-      bool broken = false;
-      for (size_t k = 0; k < records.size(); ++k) {
-        std::optional<FoundBlock> b = accept_from_disk(run[g + k], want(i + k), tokens(i + k), std::move(records[k]));
-        if (!b) broken = true;
-        if (!broken) f.blocks.push_back(std::move(*b));
+    // Every record read is verified (a bad one dropped and counted, a good
+    // one copied up), but the chain stops at the first that is missing or bad.
+    std::vector<std::optional<FoundBlock>> accepted(run.size());
+    tiers_.disk->get_many(run, [&](size_t k, std::optional<std::vector<std::byte>>& rec) {
+      try {
+        accepted[k] = accept_from_disk(run[k], want(i + k), tokens(i + k), std::move(rec));
+      } catch (const std::exception& e) {  // a host tier that throws: this block is a miss
+        note_error("verifying a disk record", e);
       }
-      if (broken) return f;  // the group being read is waited for and let go
-      i += records.size();
+    });
+    {
+      std::lock_guard lock(mu_);
+      stats_.disk_reads += static_cast<int64_t>(run.size());
     }
+    bool broken = false;
+    for (std::optional<FoundBlock>& b : accepted) {
+      if (!b) broken = true;
+      if (!broken) f.blocks.push_back(std::move(*b));
+    }
+    if (broken) return f;
+    i += run.size();
   }
   return f;
 }

@@ -158,8 +158,10 @@ class TierMover {
 
   MoverStats stats() const;
 
-  // Blocks of a chain read from disk together (several reads in flight).
-  static constexpr size_t kReadAhead = 8;
+  // Blocks of a chain asked of the disk tier in one get_many, which keeps
+  // several reads in flight: a whole prompt's run at once for any common
+  // length, so that the disk never waits on the walk between groups.
+  static constexpr size_t kReadAhead = 64;
 
  private:
   struct Offload {
