@@ -69,19 +69,29 @@ serving::BlockEventPublisherOptions publisher_options(cache::KvIdentity id) {
   return o;
 }
 
-// The publisher's messages before the subscriber's connection lands are
-// lost (PUB/SUB): a test starts publishing once the front has heard the
-// replica's periodic digest (of nothing, yet).
-void until_heard(Front& f, route::ReplicaId r) { ASSERT_TRUE(eventually([&] { return f.sub.feed(r).heard; })); }
+// A replica's publisher and a front subscribed to it. The publisher's
+// messages before the subscriber's connection lands are lost (PUB/SUB): a
+// test starts publishing once the front has heard the replica's periodic
+// digest (of nothing, yet).
+struct Linked {
+  Linked(const cache::KvIdentity& front, serving::BlockEventPublisherOptions o)
+      : f(front), r(f.index.add_replica()), pub(std::move(o)) {
+    f.sub.watch(r, pub.endpoint());
+    f.sub.start();
+    heard = eventually([&] { return f.sub.feed(r).heard; });
+  }
+  Front f;
+  route::ReplicaId r;
+  serving::BlockEventPublisher pub;
+  bool heard = false;
+};
 
 TEST(BlockEvents, StoredAndRemovedReachTheIndexAndTheDigestAgrees) {
-  const cache::KvIdentity id = some_identity();
-  Front f(id);
-  const route::ReplicaId r = f.index.add_replica();
-  serving::BlockEventPublisher pub(publisher_options(id));
-  f.sub.watch(r, pub.endpoint());
-  f.sub.start();
-  until_heard(f, r);
+  Linked link(some_identity(), publisher_options(some_identity()));
+  ASSERT_TRUE(link.heard);
+  Front& f = link.f;
+  const route::ReplicaId r = link.r;
+  serving::BlockEventPublisher& pub = link.pub;
 
   std::vector<cache::BlockHash> chain;
   for (uint64_t i = 1; i <= 4; ++i) {
@@ -113,12 +123,11 @@ TEST(BlockEvents, AReplicaOfAnotherBlockSizeIsNotScoredAndTheFeedSaysWhy) {
   const cache::KvIdentity ours = some_identity();
   cache::KvIdentity theirs = ours;
   theirs.block_size = 32;
-  Front f(ours);
-  const route::ReplicaId r = f.index.add_replica();
-  serving::BlockEventPublisher pub(publisher_options(theirs));
-  f.sub.watch(r, pub.endpoint());
-  f.sub.start();
-  until_heard(f, r);
+  Linked link(ours, publisher_options(theirs));
+  ASSERT_TRUE(link.heard);
+  Front& f = link.f;
+  const route::ReplicaId r = link.r;
+  serving::BlockEventPublisher& pub = link.pub;
   pub.on_block_event(stored(1));
   std::this_thread::sleep_for(50ms);
   const ReplicaFeed feed = f.sub.feed(r);
@@ -132,16 +141,14 @@ TEST(BlockEvents, AReplicaOfAnotherBlockSizeIsNotScoredAndTheFeedSaysWhy) {
 }
 
 TEST(BlockEvents, DroppedEventsShowAsADigestMismatch) {
-  const cache::KvIdentity id = some_identity();
-  Front f(id);
-  const route::ReplicaId r = f.index.add_replica();
-  serving::BlockEventPublisherOptions o = publisher_options(id);
+  serving::BlockEventPublisherOptions o = publisher_options(some_identity());
   o.queue_events = 4;
   o.batch_interval = 200ms;  // so the queue overflows between rounds
-  serving::BlockEventPublisher pub(std::move(o));
-  f.sub.watch(r, pub.endpoint());
-  f.sub.start();
-  until_heard(f, r);
+  Linked link(some_identity(), std::move(o));
+  ASSERT_TRUE(link.heard);
+  Front& f = link.f;
+  const route::ReplicaId r = link.r;
+  serving::BlockEventPublisher& pub = link.pub;
   for (uint64_t i = 10; i < 30; ++i) pub.on_block_event(stored(i));
   EXPECT_GT(pub.stats().dropped, 0);
   ASSERT_TRUE(eventually([&] { return f.sub.feed(r).digest_mismatches > 0; }));
@@ -188,12 +195,11 @@ TEST(BlockEvents, ASchedulersPoolAndHostTierTellTheFrontWhereAPromptIs) {
   const cache::KvIdentity id = tier_identity_of(*model, kB);
   auto host = std::make_shared<cache::HostTier>(int64_t{64} << 20, id);
   auto s = make_prefix_scheduler(model, {.block_size = kB, .n_blocks = 12, .tiers = {host, nullptr}});
-  Front f(id);
-  const route::ReplicaId r = f.index.add_replica();
-  serving::BlockEventPublisher pub(publisher_options(id));
-  f.sub.watch(r, pub.endpoint());
-  f.sub.start();
-  until_heard(f, r);
+  Linked link(id, publisher_options(id));
+  ASSERT_TRUE(link.heard);
+  Front& f = link.f;
+  const route::ReplicaId r = link.r;
+  serving::BlockEventPublisher& pub = link.pub;
   s->set_block_listener(&pub);
   host->set_listener(&pub);
 
