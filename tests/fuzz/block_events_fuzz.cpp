@@ -3,6 +3,7 @@
 // decode(), which must never read past the span, allocate for a count the
 // bytes cannot hold, or hit undefined behaviour; a message that decodes
 // must encode back to the same bytes.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
