@@ -1,4 +1,4 @@
-// cache stats [--tenant ID] [--tier T] | evict TENANT | flush TENANT | pin TENANT ...
+// cache stats [--tenant ID] [--tier T] | tiers | purge [--all] | evict TENANT | flush TENANT | pin TENANT ...
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -46,8 +46,8 @@ json::array token_ids(const std::string& text) {
   return ids;
 }
 
-// The tiers' rows: the server's "tiers" when it sends them, else its one
-// pool, which is the device tier (the host and disk tiers are not built).
+// The device pool's row of GET /admin/cache (the tiers below it have
+// their own route: `cache tiers`).
 json::array tiers_of(const json::object& o) {
   if (const json::array& t = array_at(o, "tiers"); !t.empty()) return t;
   json::object device{{"tier", "device"}};
@@ -113,6 +113,42 @@ void add_stats(CLI::App& g, Context& ctx) {
   });
 }
 
+// The tiers below the device pool (GET /admin/cache/tiers): capacity, use,
+// traffic and the records found corrupt, per tier.
+void add_tiers(CLI::App& g, Context& ctx) {
+  CLI::App* c = g.add_subcommand("tiers", "the KV tiers below the device pool: host memory, disk, Redis");
+  c->callback([&ctx] {
+    const json::value v = ctx.admin().get("/admin/cache/tiers");
+    if (ctx.json()) return print_json(std::cout, v);
+    Table t({"TIER", "BLOCKS", "USED_BYTES", "CAPACITY_BYTES", "IN_USE", "STORED", "EVICTED", "REFUSED", "HITS",
+             "MISSES", "FAULTS", "WRITE_ERRORS"});
+    for (const json::value& e : array_at(v.as_object(), "tiers")) {
+      const json::object& r = e.as_object();
+      int64_t faults = 0;
+      if (const json::value* f = r.if_contains("faults"); f && f->is_object())
+        for (const auto& m : f->as_object()) faults += m.value().is_int64() ? m.value().as_int64() : 0;
+      t.add({cell(r, "tier"), cell(r, "blocks"), cell(r, "used_bytes"), cell(r, "capacity_bytes"),
+             cell(r, "blocks_in_use"), cell(r, "stored"), cell(r, "evicted"), cell(r, "refused"), cell(r, "hits"),
+             cell(r, "misses"), std::to_string(faults), cell(r, "write_errors")});
+    }
+    t.print(std::cout);
+  });
+}
+
+// POST /admin/cache/purge: the disk tier's entries of another model, block
+// size or element type, or every entry with --all.
+void add_purge(CLI::App& g, Context& ctx) {
+  auto all = std::make_shared<bool>(false);
+  CLI::App* c = g.add_subcommand(
+      "purge", "delete the disk tier's entries of another model, block size or KV element type (--all: every entry)");
+  c->add_flag("--all", *all, "every entry, this model's too: the next requests miss on disk");
+  c->callback([&ctx, all] {
+    const json::value v = ctx.admin().post("/admin/cache/purge", json::object{{"all", *all}});
+    if (ctx.json()) return print_json(std::cout, v);
+    print_fields(std::cout, flatten(v.as_object()));
+  });
+}
+
 void add_evict(CLI::App& g, Context& ctx, const char* name, bool pins, const char* help) {
   auto tenant = std::make_shared<std::string>();
   CLI::App* c = g.add_subcommand(name, help);
@@ -166,9 +202,12 @@ void add_pin(CLI::App& g, Context& ctx) {
 }  // namespace
 
 void add_cache(CLI::App& app, Context& ctx) {
-  CLI::App* g = app.add_subcommand("cache", "KV cache statistics; evict or flush a tenant's blocks; pin a prefix");
+  CLI::App* g = app.add_subcommand("cache", "KV cache statistics, the tiers below the device, a purge of the disk "
+                                            "tier; evict or flush a tenant's blocks; pin a prefix");
   g->require_subcommand(1);
   add_stats(*g, ctx);
+  add_tiers(*g, ctx);
+  add_purge(*g, ctx);
   add_evict(*g, ctx, "evict", false,
             "drop a tenant's cached blocks no request is using; its pinned prefixes stay");
   add_evict(*g, ctx, "flush", true,

@@ -98,7 +98,7 @@ const tree = {
   quotas: ['show', 'set'],
   prices: ['show', 'set'],
   policy: ['show', 'set'],
-  cache: ['stats', 'evict', 'flush', 'pin'],
+  cache: ['stats', 'tiers', 'purge', 'evict', 'flush', 'pin'],
   usage: ['report', 'export'],
 };
 
@@ -320,6 +320,32 @@ test('cache: stats, evict keeps pins, flush drops them; a flushed tenant\'s next
   await fails(['cache', 'pin', 'cachy', '--prompt', pinned, '--ttl', '0'], 1, /ttl_s/);
   await fails(['cache', 'pin', 'cachy'], 2, /--prompt/);
   await fails(['cache', 'flush', 'no-such-tenant'], 1, /no-such-tenant/);
+});
+
+test('cache tiers lists the tiers below the device; cache purge keeps this model\'s blocks, --all deletes them', async () => {
+  const t = await newTenant('tiered');
+  await complete(t.client, story);
+  const tiers = await okJson(['cache', 'tiers']);
+  const names = tiers.tiers.map((r) => r.tier);
+  assert.deepEqual(names, ['host', 'disk'], JSON.stringify(tiers));
+  const disk = () => okJson(['cache', 'tiers']).then((v) => v.tiers.find((r) => r.tier === 'disk'));
+  // Written through at commit: the request's blocks reach the disk (the writer flushes shortly).
+  let before = await disk();
+  for (let i = 0; i < 50 && before.blocks === 0; ++i) {
+    await new Promise((r) => setTimeout(r, 100));
+    before = await disk();
+  }
+  assert.ok(before.blocks > 0, JSON.stringify(before));
+  assert.match(await ok(['cache', 'tiers']), /^host\s+\d+/m);
+
+  const foreign = await okJson(['cache', 'purge']);
+  assert.deepEqual(foreign, { purged_blocks: 0, all: false }, 'this model\'s blocks are not foreign');
+  assert.ok((await disk()).blocks >= before.blocks);
+  const all = await okJson(['cache', 'purge', '--all']);
+  assert.equal(all.all, true);
+  assert.ok(all.purged_blocks >= before.blocks, JSON.stringify(all));
+  assert.equal((await disk()).blocks, 0);
+  await fails(['cache', 'purge', 'extra'], 2);
 });
 
 test('usage: report totals equal the sum of the usages the clients got; CSV has a header and a row per request', async () => {
