@@ -187,16 +187,6 @@ void ReplicaIndex::shared_removed(const cache::BlockHash& hash) { shared_.erase(
 
 void ReplicaIndex::shared_cleared() { shared_ = BlockTable(); }
 
-ReplicaIndex::Sequence ReplicaIndex::check_sequence(ReplicaId r, uint64_t seq) {
-  check(r);
-  PerReplica& pr = replicas_[static_cast<size_t>(r)];
-  if (pr.seen_seq && seq <= pr.last_seq) return Sequence::kDuplicate;
-  const bool gap = pr.seen_seq && seq != pr.last_seq + 1;
-  pr.seen_seq = true;
-  pr.last_seq = seq;
-  return gap ? Sequence::kGap : Sequence::kInOrder;
-}
-
 int64_t ReplicaIndex::resident(ReplicaId r, policies::Tier tier) const {
   check(r);
   return replicas_[static_cast<size_t>(r)].resident[tier_index(tier)];

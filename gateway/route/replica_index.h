@@ -16,9 +16,8 @@
 // block stored before its parent (or left behind by an evicted parent)
 // counts again once the parent is back.
 //
-// Sequence numbers: check_sequence(r, seq) tells a message in order, a
-// duplicate (drop it) or one after a gap (events were lost: apply it, and
-// resynchronise the replica, e.g. cleared(r) and its next digest).
+// Sequence numbers, instances and digests are the event stream's, not the
+// index's: the subscriber (event_subscriber.h) checks them per replica.
 //
 // Layout (why it is fast and small): one global hash table keyed by the
 // block hash's low 64 bits (XXH3-128's halves are each uniform: among 64M
@@ -84,11 +83,6 @@ class ReplicaIndex {
   void shared_removed(const cache::BlockHash& hash);
   void shared_cleared();
 
-  enum class Sequence { kInOrder, kDuplicate, kGap };
-  // The verdict on message `seq` from r (the first one seen is in order),
-  // and, unless a duplicate, it becomes r's last.
-  Sequence check_sequence(ReplicaId r, uint64_t seq);
-
   // out[r] for every replica id r (out.size() >= replica_slots()): the
   // leading blocks of `chain` that r holds, counted per tier; replicas not
   // in the index get zeros.
@@ -132,8 +126,6 @@ class ReplicaIndex {
   std::vector<uint64_t> present_;  // replica ids in the index, as a mask
   struct PerReplica {
     int64_t resident[kTiers] = {};
-    uint64_t last_seq = 0;
-    bool seen_seq = false;
   };
   std::vector<PerReplica> replicas_;
 };

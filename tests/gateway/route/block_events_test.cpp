@@ -177,6 +177,14 @@ TEST(BlockEvents, ARestartedReplicaIsClearedAndAGapIsCounted) {
   m.seq = 3;  // late, already past
   f.sub.apply(r, m);
   EXPECT_EQ(f.sub.feed(r).gaps, 1);
+  m.seq = 4;  // a duplicate
+  f.sub.apply(r, m);
+  EXPECT_EQ(f.sub.feed(r).gaps, 1);
+  EXPECT_EQ(f.sub.feed(r).last_seq, 4u);
+  m.seq = 5;  // in order again
+  f.sub.apply(r, m);
+  EXPECT_EQ(f.sub.feed(r).gaps, 1);
+  EXPECT_EQ(f.sub.feed(r).last_seq, 5u);
   m.instance = 2;  // a restart: seq begins again
   m.seq = 1;
   f.sub.apply(r, m);

@@ -177,19 +177,6 @@ TEST(ReplicaIndex, TheSharedTierServesEveryReplicaAfterItsOwnTiers) {
   EXPECT_EQ(lookup(idx, c)[b].blocks(), 0);
 }
 
-TEST(ReplicaIndex, SequenceNumbersTellDuplicatesAndGaps) {
-  ReplicaIndex idx(2);
-  const ReplicaId a = idx.add_replica(), b = idx.add_replica();
-  using S = ReplicaIndex::Sequence;
-  EXPECT_EQ(idx.check_sequence(a, 5), S::kInOrder);  // the first seen
-  EXPECT_EQ(idx.check_sequence(a, 6), S::kInOrder);
-  EXPECT_EQ(idx.check_sequence(a, 6), S::kDuplicate);
-  EXPECT_EQ(idx.check_sequence(a, 3), S::kDuplicate);
-  EXPECT_EQ(idx.check_sequence(a, 9), S::kGap);
-  EXPECT_EQ(idx.check_sequence(a, 10), S::kInOrder);
-  EXPECT_EQ(idx.check_sequence(b, 0), S::kInOrder);  // per replica
-}
-
 // One set per (replica, tier), the shared set, and the lookup by its
 // definition; driven by random events over few blocks, so that every kind
 // meets every state.
