@@ -79,7 +79,7 @@ int32_t BlockPool::match_length(const ScopeId& scope, const BlockHash& seed, std
   for (; i < chain.size() && (i + 1) * B <= tokens.size(); ++i) {
     auto it = index_.find(chain[i]);
     if (it == index_.end()) break;
-    const BlockKey want{chain[i], i == 0 ? seed : chain[i - 1], scope, static_cast<int32_t>(i)};
+    const BlockKey want = chain_key(chain, seed, scope, i);
     if (!verifies(it->second, want, tokens.subspan(i * B, B))) break;
   }
   return static_cast<int32_t>(i);

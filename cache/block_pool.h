@@ -47,6 +47,11 @@ struct BlockKey {
   int32_t depth = 0;
 };
 
+// The key of block i of `chain` (seeded by `seed`, in `scope`).
+inline BlockKey chain_key(std::span<const BlockHash> chain, const BlockHash& seed, const ScopeId& scope, size_t i) {
+  return {chain[i], i == 0 ? seed : chain[i - 1], scope, static_cast<int32_t>(i)};
+}
+
 class BlockPool {
  public:
   // `block_bytes` is what one block holds (told to the policy as its size).

@@ -191,9 +191,7 @@ TierMover::Found TierMover::look_below(const Prefetch& p) {
   f.from = p.from;
   const size_t B = static_cast<size_t>(identity_.block_size);
   const size_t n = std::min(p.chain.size(), p.tokens.size() / B);
-  const auto want = [&](size_t i) {
-    return BlockKey{p.chain[i], i == 0 ? p.seed : p.chain[i - 1], p.scope, static_cast<int32_t>(i)};
-  };
+  const auto want = [&](size_t i) { return chain_key(p.chain, p.seed, p.scope, i); };
   const auto tokens = [&](size_t i) { return std::span(p.tokens).subspan(i * B, B); };
   for (size_t i = static_cast<size_t>(p.from); i < n;) {
     if (std::optional<FoundBlock> b = find_in_host({p.scope, p.chain[i]})) {
@@ -241,7 +239,7 @@ std::optional<FoundBlock> TierMover::find_in_host(const TierKey& key) {
 }
 
 // A disk record is verified before it is copied up, so the host tier never
-// holds a bad one; the copy kept for the request is checked again at restore.
+// holds a bad one; the copy kept for the request is not checked again.
 std::optional<FoundBlock> TierMover::accept_from_disk(const TierKey& key, const BlockKey& want,
                                                       std::span<const TokenId> tokens,
                                                       std::optional<std::vector<std::byte>> rec) {
@@ -266,7 +264,7 @@ RecordFault TierMover::verify(const FoundBlock& f, const BlockKey& want, std::sp
   if (!f.lease()) return RecordFault::kNone;
   const RecordFault why = check_record(f.record(), want, tokens, identity_);
   if (why == RecordFault::kNone) return why;
-  if (const HostTier::Lease* lease = f.lease(); lease && tiers_.host) tiers_.host->drop_corrupt(*lease, why);
+  if (tiers_.host) tiers_.host->drop_corrupt(*f.lease(), why);
   return why;
 }
 

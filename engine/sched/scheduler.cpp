@@ -317,7 +317,7 @@ void Scheduler::commit_full_blocks(Seq& s) {
   const auto toks = std::span<const TokenId>(s.tokens);
   for (auto i = static_cast<size_t>(s.n_settled_blocks); (i + 1) * B <= static_cast<size_t>(s.n_computed); ++i) {
     if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
-    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
+    const cache::BlockKey key = cache::chain_key(s.chain, s.seed, s.scope(), i);
     // A tenant at its cache quota with nothing of its own to give up: the block stays private.
     if (room_in_cache_quota(s) && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
       s.result.cache_written_tokens += block_size_;
@@ -396,7 +396,7 @@ Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits,
     if (pool_.available() <= keep_free || !room_in_cache_quota(s, static_cast<int64_t>(run.size()))) break;
     const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
     if (!b) break;
-    const cache::BlockKey key{s.chain[i], i == 0 ? s.seed : s.chain[i - 1], s.scope(), static_cast<int32_t>(i)};
+    const cache::BlockKey key = cache::chain_key(s.chain, s.seed, s.scope(), i);
     run.push_back({fb, key, std::span<const TokenId>(s.tokens).subspan(i * B, B), *b});
   }
   std::vector<cache::RecordFault> faults;

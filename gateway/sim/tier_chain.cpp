@@ -273,7 +273,7 @@ class TierChain::Impl final : public cache::BlockEventListener {
   BlockId bring_in(int32_t copy, int64_t r, size_t i) {
     const std::optional<BlockId> b = pool_->allocate(kTenant);
     if (!b) throw std::logic_error("sim: no free device block for a request");
-    const cache::BlockKey key{links_[i], i == 0 ? kSeed : links_[i - 1], kScope, static_cast<int32_t>(i)};
+    const cache::BlockKey key = cache::chain_key(links_, kSeed, kScope, i);
     if (pool_->commit(*b, key, std::span(tokens_).subspan(i, 1))) note_next_use(*b, copy, r, i);
     return *b;
   }
