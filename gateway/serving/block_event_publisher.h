@@ -14,7 +14,6 @@
 // subscribed are lost, which the sequence numbers and digests reveal.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
