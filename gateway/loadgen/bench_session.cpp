@@ -12,7 +12,7 @@
 
 #include "engine/error.h"
 #include "gateway/loadgen/blocking_fetch.h"
-#include "gateway/loadgen/connection_pool.h"
+#include "gateway/client/connection_pool.h"
 #include "gateway/loadgen/prometheus_scrape.h"
 
 namespace kvgate::loadgen {
@@ -23,9 +23,9 @@ namespace {
 
 constexpr auto kSetupTimeout = std::chrono::seconds(60);
 
-FetchResult call(net::io_context& io, ConnectionPool& pool, const std::string& method, const std::string& path,
+FetchResult call(net::io_context& io, client::ConnectionPool& pool, const std::string& method, const std::string& path,
                  const std::string& bearer, const std::string& body = "") {
-  HttpCall c;
+  client::HttpCall c;
   c.method = method;
   c.path = path;
   c.bearer = bearer;
@@ -52,7 +52,7 @@ struct Tenants {
   std::vector<std::string> keys;
 };
 
-Tenants make_tenants(net::io_context& io, ConnectionPool& pool, const SessionOptions& o, int32_t n) {
+Tenants make_tenants(net::io_context& io, client::ConnectionPool& pool, const SessionOptions& o, int32_t n) {
   Tenants t;
   for (int32_t i = 0; i < n; ++i) {
     const std::string id = o.tenant_prefix + "-" + std::to_string(i);
@@ -72,7 +72,7 @@ Tenants make_tenants(net::io_context& io, ConnectionPool& pool, const SessionOpt
   return t;
 }
 
-std::string first_model(net::io_context& io, ConnectionPool& pool, const std::string& key) {
+std::string first_model(net::io_context& io, client::ConnectionPool& pool, const std::string& key) {
   const FetchResult r = call(io, pool, "GET", "/v1/models", key);
   if (r.status != 200) refused("GET /v1/models", r);
   const json::value v = parse_or_fail("GET /v1/models", r);
@@ -84,7 +84,7 @@ std::string first_model(net::io_context& io, ConnectionPool& pool, const std::st
 }
 
 // The text of GET /metrics, or nullopt where the server has none.
-std::optional<std::string> scrape(net::io_context& io, ConnectionPool& pool, const std::string& admin_token) {
+std::optional<std::string> scrape(net::io_context& io, client::ConnectionPool& pool, const std::string& admin_token) {
   const FetchResult r = call(io, pool, "GET", "/metrics", admin_token);
   if (r.status != 200) return std::nullopt;
   return r.body;
@@ -108,7 +108,7 @@ bool has_family(const std::string& text, const char* family) { return !sum_by_la
 BenchReport run_bench_session(const Workload& w, SessionOptions o, std::FILE* log) {
   net::io_context io;
   const bool verify_host = !o.tls.insecure;
-  ConnectionPool pool(io, make_client_tls(o.tls), parse_https_url(o.url), verify_host);
+  client::ConnectionPool pool(io, client::make_client_tls(o.tls), client::parse_https_url(o.url), verify_host);
 
   Tenants tenants;
   if (!o.api_keys.empty()) {

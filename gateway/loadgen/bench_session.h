@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gateway/loadgen/bench_report.h"
-#include "gateway/loadgen/https_target.h"
+#include "gateway/client/https_target.h"
 #include "gateway/loadgen/load_run.h"
 #include "gateway/loadgen/workload.h"
 
@@ -29,7 +29,7 @@ namespace kvgate::loadgen {
 
 struct SessionOptions {
   std::string url;
-  TlsTrust tls;
+  client::TlsTrust tls;
   std::vector<std::string> api_keys;
   std::string admin_token;
   std::string tenant_prefix = "bench";

@@ -5,13 +5,13 @@
 
 namespace kvgate::loadgen {
 
-FetchResult blocking_fetch(boost::asio::io_context& io, ConnectionPool& pool, const HttpCall& call) {
+FetchResult blocking_fetch(boost::asio::io_context& io, client::ConnectionPool& pool, const client::HttpCall& call) {
   auto r = std::make_shared<FetchResult>();
-  ExchangeHandlers h;
+  client::ExchangeHandlers h;
   h.on_header = [r](int status) { r->status = status; };
   h.on_body = [r](std::string_view bytes) { r->body.append(bytes); };
   h.on_end = [r](const std::string& error) { r->error = error; };
-  HttpExchange::start(pool, call, std::move(h));
+  client::HttpExchange::start(pool, call, std::move(h));
   io.restart();
   io.run();
   return *r;

@@ -10,8 +10,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "gateway/loadgen/connection_pool.h"
-#include "gateway/loadgen/http_exchange.h"
+#include "gateway/client/connection_pool.h"
+#include "gateway/client/http_exchange.h"
 
 namespace kvgate::loadgen {
 
@@ -21,6 +21,6 @@ struct FetchResult {
   std::string error;   // transport failure, else empty
 };
 
-FetchResult blocking_fetch(boost::asio::io_context& io, ConnectionPool& pool, const HttpCall& call);
+FetchResult blocking_fetch(boost::asio::io_context& io, client::ConnectionPool& pool, const client::HttpCall& call);
 
 }  // namespace kvgate::loadgen

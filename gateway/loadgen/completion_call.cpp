@@ -8,7 +8,7 @@
 #include <boost/json/string.hpp>
 #include <boost/json/value.hpp>
 
-#include "gateway/loadgen/http_exchange.h"
+#include "gateway/client/http_exchange.h"
 
 namespace kvgate::loadgen {
 namespace json = boost::json;
@@ -109,7 +109,7 @@ std::string completion_body(const std::string& model, const Tokens& prompt, int3
   return b;
 }
 
-void start_completion(ConnectionPool& pool, Clock::time_point run_start, const CompletionCall& call,
+void start_completion(client::ConnectionPool& pool, Clock::time_point run_start, const CompletionCall& call,
                       const Tokens& prompt, int32_t max_tokens, RequestOutcome outcome,
                       std::function<void(RequestOutcome)> done) {
   auto s = std::make_shared<StreamState>();
@@ -120,17 +120,17 @@ void start_completion(ConnectionPool& pool, Clock::time_point run_start, const C
   s->done = std::move(done);
   s->outcome.start_s = seconds_since(run_start);
 
-  HttpCall http;
+  client::HttpCall http;
   http.method = "POST";
   http.path = "/v1/completions";
   http.bearer = call.api_key;
   http.body = completion_body(call.model, prompt, max_tokens);
   http.timeout = call.timeout;
-  ExchangeHandlers h;
+  client::ExchangeHandlers h;
   h.on_header = [s](int status) { s->status = status; };
   h.on_body = [s](std::string_view bytes) { on_bytes(*s, bytes); };
   h.on_end = [s](const std::string& error) { on_end(*s, error); };
-  HttpExchange::start(pool, http, std::move(h));
+  client::HttpExchange::start(pool, http, std::move(h));
 }
 
 }  // namespace kvgate::loadgen

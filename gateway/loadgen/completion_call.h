@@ -16,7 +16,7 @@
 #include <string>
 
 #include "cache/ids.h"
-#include "gateway/loadgen/connection_pool.h"
+#include "gateway/client/connection_pool.h"
 #include "gateway/loadgen/request_outcome.h"
 
 namespace kvgate::loadgen {
@@ -32,8 +32,8 @@ std::string completion_body(const std::string& model, const Tokens& prompt, int3
 
 // `outcome` comes filled with index, tenant and the sizes; start_s, the
 // chunks, the usage and the end are filled here against `run_start`.
-void start_completion(ConnectionPool& pool, std::chrono::steady_clock::time_point run_start, const CompletionCall& call,
-                      const Tokens& prompt, int32_t max_tokens, RequestOutcome outcome,
+void start_completion(client::ConnectionPool& pool, std::chrono::steady_clock::time_point run_start,
+                      const CompletionCall& call, const Tokens& prompt, int32_t max_tokens, RequestOutcome outcome,
                       std::function<void(RequestOutcome)> done);
 
 }  // namespace kvgate::loadgen

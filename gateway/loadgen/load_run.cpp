@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 class LoadRun {
  public:
-  LoadRun(net::io_context& io, ConnectionPool& pool, const Workload& w, const RunSettings& s)
+  LoadRun(net::io_context& io, client::ConnectionPool& pool, const Workload& w, const RunSettings& s)
       : io_(io), pool_(pool), w_(w), s_(s), arrival_timer_(io), progress_timer_(io),
         finished_(w.requests.size(), false), parked_(w.requests.size()) {
     result_.outcomes.resize(w.requests.size());
@@ -129,7 +129,7 @@ class LoadRun {
   }
 
   net::io_context& io_;
-  ConnectionPool& pool_;
+  client::ConnectionPool& pool_;
   const Workload& w_;
   const RunSettings& s_;
   CompletionCall call_;
@@ -151,7 +151,7 @@ class LoadRun {
 
 }  // namespace
 
-RunResult run_load(net::io_context& io, ConnectionPool& pool, const Workload& w, const RunSettings& s) {
+RunResult run_load(net::io_context& io, client::ConnectionPool& pool, const Workload& w, const RunSettings& s) {
   for (const PlannedRequest& p : w.requests) {
     if (p.tenant < 0 || static_cast<size_t>(p.tenant) >= s.api_keys.size())
       throw Error("the workload has tenant " + std::to_string(p.tenant) + " but " + std::to_string(s.api_keys.size()) +

@@ -22,7 +22,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "gateway/loadgen/connection_pool.h"
+#include "gateway/client/connection_pool.h"
 #include "gateway/loadgen/request_outcome.h"
 #include "gateway/loadgen/workload.h"
 
@@ -45,6 +45,6 @@ struct RunResult {
 };
 
 // Throws kvgate::Error when the workload names a tenant without a key.
-RunResult run_load(boost::asio::io_context& io, ConnectionPool& pool, const Workload& w, const RunSettings& s);
+RunResult run_load(boost::asio::io_context& io, client::ConnectionPool& pool, const Workload& w, const RunSettings& s);
 
 }  // namespace kvgate::loadgen

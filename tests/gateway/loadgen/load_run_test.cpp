@@ -236,7 +236,8 @@ TEST(LoadRun, MakesTenantsRunsEveryRequestAndBillsFromMetrics) {
 TEST(LoadRun, ANextTurnGoesOutOnlyAfterThePreviousEnds) {
   FakeOpenAI fake;
   boost::asio::io_context io;
-  ConnectionPool pool(io, make_client_tls({fake.cert(), false}), parse_https_url(fake.url()), true);
+  client::ConnectionPool pool(io, client::make_client_tls({fake.cert(), false}), client::parse_https_url(fake.url()),
+                              true);
   const Workload w = conversations();
   RunSettings s;
   s.model = "fake-model";
@@ -307,7 +308,8 @@ TEST(LoadRun, WithoutMetricsTheBillComesFromUsage) {
 TEST(LoadRun, AnIdleConnectionTheServerClosedIsRetriedOnANewOne) {
   FakeOpenAI fake(true, /*idle_timeout=*/20ms);
   boost::asio::io_context io;
-  ConnectionPool pool(io, make_client_tls({fake.cert(), false}), parse_https_url(fake.url()), true);
+  client::ConnectionPool pool(io, client::make_client_tls({fake.cert(), false}), client::parse_https_url(fake.url()),
+                              true);
   Workload w;
   w.tenants = 1;
   PlannedRequest p;

@@ -1,11 +1,11 @@
 // URL and TLS context of the server under test.
-#include "gateway/loadgen/https_target.h"
+#include "gateway/client/https_target.h"
 
 #include <openssl/ssl.h>
 
 #include "engine/error.h"
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 
 HttpsTarget parse_https_url(std::string_view url) {
   const std::string shown(url);
@@ -69,4 +69,4 @@ std::shared_ptr<boost::asio::ssl::context> make_client_tls(const TlsTrust& trust
   return ctx;
 }
 
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client

@@ -16,7 +16,7 @@
 
 #include <boost/asio/ssl/context.hpp>
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 
 struct HttpsTarget {
   std::string host;  // as written, without [] for IPv6
@@ -36,4 +36,4 @@ struct TlsTrust {
 // Throws kvgate::Error naming the file when it cannot be loaded.
 std::shared_ptr<boost::asio::ssl::context> make_client_tls(const TlsTrust& trust);
 
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client

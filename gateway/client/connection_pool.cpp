@@ -1,5 +1,5 @@
 // Opening, lending and taking back TLS connections. One I/O thread.
-#include "gateway/loadgen/connection_pool.h"
+#include "gateway/client/connection_pool.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -9,7 +9,7 @@
 
 #include "engine/error.h"
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 namespace net = boost::asio;
 namespace beast = boost::beast;
 using tcp = net::ip::tcp;
@@ -65,4 +65,4 @@ void ConnectionPool::open(std::chrono::steady_clock::duration timeout, Opened do
       });
 }
 
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client

@@ -1,10 +1,10 @@
 // One request and its response as async steps on the run's I/O thread.
-#include "gateway/loadgen/http_exchange.h"
+#include "gateway/client/http_exchange.h"
 
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 namespace beast = boost::beast;
 namespace http = beast::http;
 
@@ -109,4 +109,4 @@ void HttpExchange::end(const std::string& error) {
   if (handlers_.on_end) handlers_.on_end(error);
 }
 
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client

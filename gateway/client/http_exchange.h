@@ -22,9 +22,9 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "gateway/loadgen/connection_pool.h"
+#include "gateway/client/connection_pool.h"
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 
 struct HttpCall {
   std::string method = "GET";
@@ -71,4 +71,4 @@ class HttpExchange : public std::enable_shared_from_this<HttpExchange> {
   bool got_header_ = false;
 };
 
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client

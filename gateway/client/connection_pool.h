@@ -22,9 +22,9 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-#include "gateway/loadgen/https_target.h"
+#include "gateway/client/https_target.h"
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 
 struct Connection {
   Connection(boost::asio::io_context& io, boost::asio::ssl::context& tls) : stream(io, tls) {}
@@ -63,4 +63,4 @@ class ConnectionPool {
   int64_t opened_ = 0;
 };
 
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client

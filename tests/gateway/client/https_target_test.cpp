@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "engine/error.h"
-#include "gateway/loadgen/https_target.h"
+#include "gateway/client/https_target.h"
 
-namespace kvgate::loadgen {
+namespace kvgate::client {
 namespace {
 
 TEST(HttpsTarget, HostPortAndHostHeader) {
@@ -41,4 +41,4 @@ TEST(HttpsTarget, RefusesWhatItCannotServe) {
 }
 
 }  // namespace
-}  // namespace kvgate::loadgen
+}  // namespace kvgate::client
