@@ -1,4 +1,4 @@
-// Opening, lending and taking back TLS connections. One I/O thread.
+// Opening, lending and taking back TLS connections, on the pool's io thread.
 #include "gateway/client/connection_pool.h"
 
 #include <openssl/ssl.h>
@@ -33,9 +33,9 @@ std::unique_ptr<Connection> ConnectionPool::take_idle() {
 
 void ConnectionPool::put_back(std::unique_ptr<Connection> c) { idle_.push_back(std::move(c)); }
 
-void ConnectionPool::open(std::chrono::steady_clock::duration timeout, Opened done) {
+Connection* ConnectionPool::open(std::chrono::steady_clock::duration timeout, Opened done) {
   auto c = std::make_unique<Connection>(io_, *tls_);
-  ++opened_;
+  opened_.fetch_add(1, std::memory_order_relaxed);
   SSL* ssl = c->stream.native_handle();
   boost::system::error_code not_ip;
   net::ip::make_address(target_.host, not_ip);
@@ -63,6 +63,7 @@ void ConnectionPool::open(std::chrono::steady_clock::duration timeout, Opened do
                                       done({}, "", std::move(c));
                                     });
       });
+  return raw;
 }
 
 }  // namespace kvgate::client

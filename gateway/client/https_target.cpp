@@ -1,4 +1,4 @@
-// URL and TLS context of the server under test.
+// URL and TLS context of the server a pool talks to.
 #include "gateway/client/https_target.h"
 
 #include <openssl/ssl.h>
@@ -7,12 +7,13 @@
 
 namespace kvgate::client {
 
-HttpsTarget parse_https_url(std::string_view url) {
-  const std::string shown(url);
-  auto fail = [&](const std::string& what) -> void { throw Error("--url " + shown + ": " + what); };
+HttpsTarget parse_https_url(std::string_view url, std::string_view shown_as) {
+  std::string shown(shown_as);
+  shown.append(" ").append(url).append(": ");
+  auto fail = [&](const std::string& what) -> void { throw Error(shown + what); };
   constexpr std::string_view scheme = "https://";
   if (url.substr(0, scheme.size()) != scheme)
-    fail("expected https://HOST:PORT (kvgate bench-serve speaks HTTPS only)");
+    fail("expected https://HOST:PORT (HTTPS only)");
   url.remove_prefix(scheme.size());
   if (!url.empty() && url.back() == '/') url.remove_suffix(1);
   if (url.find('/') != std::string_view::npos) fail("give the server's root, without a path");

@@ -1,13 +1,13 @@
-// The server a run talks to: its https:// URL, read once, and the client
-// TLS context (trust exactly the server's certificate, or, with --insecure,
-// nothing at all).
+// The server a client talks to: its https:// URL, read once, and the
+// client TLS context (trust exactly the server's certificate, or, with
+// insecure, nothing at all).
 //
 // The self-signed certificate kvgate makes is for CN=localhost with the
 // subject alternative names localhost and 127.0.0.1, so the client checks
 // the URL's host against it: an IP address as an IP, a name as a name.
 //
-// Values; the ssl::context is shared by every connection of a run and used
-// from its one I/O thread.
+// Values; the ssl::context is shared by every connection of a pool and
+// used from its one io thread.
 #pragma once
 
 #include <memory>
@@ -25,8 +25,9 @@ struct HttpsTarget {
 };
 
 // "https://HOST[:PORT][/]". Anything else, plain http:// included, is an
-// Error saying what was expected.
-HttpsTarget parse_https_url(std::string_view url);
+// Error saying what was expected, starting with `shown_as` (the flag or
+// setting the URL came from) and the URL.
+HttpsTarget parse_https_url(std::string_view url, std::string_view shown_as = "--url");
 
 struct TlsTrust {
   std::string ca_file;  // PEM; empty: the system's trust store

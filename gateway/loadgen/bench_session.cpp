@@ -30,6 +30,7 @@ FetchResult call(net::io_context& io, client::ConnectionPool& pool, const std::s
   c.path = path;
   c.bearer = bearer;
   c.body = body;
+  c.headers = {{"User-Agent", "kvgate-bench-serve"}};
   c.timeout = kSetupTimeout;
   FetchResult r = blocking_fetch(io, pool, c);
   if (!r.error.empty()) throw Error(method + " " + path + ": " + r.error);

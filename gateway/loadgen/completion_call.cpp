@@ -125,9 +125,10 @@ void start_completion(client::ConnectionPool& pool, Clock::time_point run_start,
   http.path = "/v1/completions";
   http.bearer = call.api_key;
   http.body = completion_body(call.model, prompt, max_tokens);
+  http.headers = {{"User-Agent", "kvgate-bench-serve"}};
   http.timeout = call.timeout;
   client::ExchangeHandlers h;
-  h.on_header = [s](int status) { s->status = status; };
+  h.on_header = [s](int status, const client::HttpResponseHead&) { s->status = status; };
   h.on_body = [s](std::string_view bytes) { on_bytes(*s, bytes); };
   h.on_end = [s](const std::string& error) { on_end(*s, error); };
   client::HttpExchange::start(pool, http, std::move(h));
