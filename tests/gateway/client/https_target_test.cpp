@@ -1,4 +1,5 @@
-// The --url forms the load generator accepts, and the ones it refuses.
+// The URL forms the client accepts (bench-serve's --url, the front's
+// replicas), and the ones it refuses.
 #include <gtest/gtest.h>
 
 #include "engine/error.h"
@@ -37,6 +38,15 @@ TEST(HttpsTarget, RefusesWhatItCannotServe) {
     } catch (const Error& e) {
       EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
     }
+  }
+}
+
+TEST(HttpsTarget, AnErrorNamesWhereTheUrlCameFrom) {
+  try {
+    parse_https_url("http://10.0.0.2:8443", "--replica");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "--replica http://10.0.0.2:8443: expected https://HOST:PORT (HTTPS only)");
   }
 }
 
