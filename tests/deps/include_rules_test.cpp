@@ -9,7 +9,11 @@
 //   engine/    engine/, cache/, policies/
 //   kernels/   kernels/, the Backend seam headers, cache/ids.h
 //   gateway/   anything but tests/; gateway/route/ (the routing core, under
-//              the real front) only itself, cache/ and policies/
+//              the real front) only itself, cache/ and policies/;
+//              gateway/client/ (the HTTPS client) only itself and
+//              engine/error.h; gateway/loadgen/ (bench-serve) only itself,
+//              gateway/client/, cache/ and engine/error.h: nothing of the
+//              server
 //   ops/       ops/ only (kvgatectl is a client of the HTTP API)
 //   nothing    includes tests/
 // and inside engine/:
@@ -66,6 +70,11 @@ std::optional<std::string> why_forbidden(const std::string& file, const std::str
     return "kernels/ may see only the Backend seam headers and cache/ids.h";
   if (starts_with(file, "gateway/route/") && !starts_with(target, "gateway/route/") && !in({"cache", "policies"}))
     return "gateway/route/ may use only cache/ and policies/";
+  if (starts_with(file, "gateway/client/") && !starts_with(target, "gateway/client/") && target != "engine/error.h")
+    return "gateway/client/ may use only engine/error.h (nothing of the server)";
+  if (starts_with(file, "gateway/loadgen/") && !starts_with(target, "gateway/loadgen/") &&
+      !starts_with(target, "gateway/client/") && !in({"cache"}) && target != "engine/error.h")
+    return "gateway/loadgen/ may use only gateway/client/, cache/ and engine/error.h (nothing of the server)";
   if (from != "engine") return std::nullopt;
 
   if (kSeamHeaders.count(file)) {
@@ -237,6 +246,19 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"gateway/route/x.cpp", "engine/error.h", false},
       {"gateway/route/x.cpp", "gateway/serving/pipeline.h", false},
       {"gateway/sim/x.cpp", "gateway/route/replica_index.h", true},
+      {"gateway/client/x.cpp", "gateway/client/https_target.h", true},
+      {"gateway/client/x.cpp", "engine/error.h", true},
+      {"gateway/client/x.cpp", "gateway/server/reply.h", false},
+      {"gateway/client/x.cpp", "gateway/loadgen/workload.h", false},
+      {"gateway/client/x.cpp", "cache/ids.h", false},
+      {"gateway/loadgen/x.cpp", "gateway/client/http_exchange.h", true},
+      {"gateway/loadgen/x.cpp", "gateway/loadgen/workload.h", true},
+      {"gateway/loadgen/x.cpp", "cache/ids.h", true},
+      {"gateway/loadgen/x.cpp", "engine/error.h", true},
+      {"gateway/loadgen/x.cpp", "gateway/server/server.h", false},
+      {"gateway/loadgen/x.cpp", "gateway/serving/pipeline.h", false},
+      {"gateway/loadgen/x.cpp", "engine/sched/engine.h", false},
+      {"gateway/front/x.cpp", "gateway/client/http_exchange.h", true},
       {"engine/x.cpp", "tests/shared_data.h", false},
       {"engine/backend.h", "engine/batch.h", true},
       {"engine/batch.h", "cache/ids.h", true},
