@@ -36,6 +36,8 @@
 #include "gateway/serving/block_event_publisher.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
+#include "gateway/serving/internal_api.h"
+#include "gateway/serving/internal_token.h"
 #include "gateway/serving/kv_tiers.h"
 #include "gateway/serving/metrics_api.h"
 #include "gateway/serving/serving_metrics.h"
@@ -89,6 +91,10 @@ void serve(const config::ServerConfig& c) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  // A replica's token is checked before anything slow: a bad file fails the start at once.
+  std::optional<std::string> internal_token;
+  if (!c.cluster.internal_token_file.empty()) internal_token = serving::read_internal_token(c.cluster.internal_token_file);
 
   std::filesystem::create_directories(c.data.dir);
   auto model = Model::load(c.model.path);
@@ -149,8 +155,14 @@ void serve(const config::ServerConfig& c) {
   api_model.context_tokens = mc.context_length;
   api_model.max_prompt_tokens = c.limits.max_prompt_tokens;
   api_model.max_output_tokens = c.limits.max_output_tokens;
+  std::optional<serving::InternalApi> internal;
+  if (internal_token) {
+    internal.emplace(engine, serving::InternalToken(*internal_token), c.served_model_name(), kv_identity,
+                     events ? events->endpoint() : std::string());
+    say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
+  }
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
-                             metrics_api, api_model);
+                             metrics_api, api_model, internal ? &*internal : nullptr);
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });

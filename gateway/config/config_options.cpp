@@ -218,6 +218,10 @@ std::vector<Option> build_table() {
           {"cluster", "block_events", "block-events", K::kString,
            "publish the KV tiers' block events for kvgate route on this ZeroMQ endpoint to bind (tcp://host:port, "
            "ipc://path); empty = none"}),
+      bind<&C::cluster, &ClusterSection::internal_token_file>(
+          {"cluster", "internal_token_file", "internal-token-file", K::kString,
+           "be a replica of a kvgate route front: serve /internal/ to the front presenting the token in this file "
+           "(32+ printable characters) and refuse tenants' /v1 generation routes; empty = not a replica"}),
       // [log]
       bind<&C::log, &LogSection::level>(
           {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),

@@ -133,6 +133,12 @@ struct ClusterSection {
   // block events of every KV tier are published for the route front
   // (docs/architecture.md, "Several machines"); empty = none.
   std::string block_events;
+  // A file holding the secret a route front presents to this replica
+  // (at least 32 printable characters, no spaces; one trailing newline is
+  // allowed). Set: this server is a replica, serving the /internal/ routes
+  // to that front only and refusing tenants' generation routes (403), whose
+  // quotas and billing are the front's. Empty = not a replica.
+  std::string internal_token_file;
 
   bool operator==(const ClusterSection&) const = default;
 };

@@ -49,7 +49,7 @@ HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
 }  // namespace
 
 HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-                 AdminApi& admin, MetricsApi& metrics, ApiModel model)
+                 AdminApi& admin, MetricsApi& metrics, ApiModel model, const InternalApi* internal)
     : pipeline_(pipeline),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
@@ -57,7 +57,8 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
       encoder_(tokenizer),
       admin_(admin),
       metrics_(metrics),
-      model_(std::move(model)) {}
+      model_(std::move(model)),
+      internal_(internal) {}
 
 void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
   try {
@@ -72,6 +73,7 @@ void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
 void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const {
   const std::string_view path = req.path();
   if (path.starts_with("/admin/") || path == "/admin") return admin_(req, reply);
+  if (internal_ && path.starts_with("/internal/")) return (*internal_)(req, reply);
   auto only = [&](std::string_view method) {
     if (req.method != method) throw openai::method_not_allowed(req.method, path);
   };
@@ -128,6 +130,9 @@ void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const 
 }
 
 void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
+  if (internal_)
+    throw openai::permission_denied(
+        "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = require_tenant(req, tenancy_);
   ServeRequest sr;
   openai::GenerationOptions opt;

@@ -8,6 +8,7 @@
 //   GET  /metrics                 Prometheus exposition (metrics_api.h; the admin token)
 //   GET  /dashboard/data          the dashboard's figures (admin token: all; a key: its tenant's)
 //   /admin/...                    admin_api.h (the admin token only)
+//   /internal/...                 internal_api.h, on a replica of a route front only
 //
 // Each /v1 request: the key resolves the tenant (401 otherwise), the body is
 // parsed and checked (400 naming the parameter), the prompt is rendered and
@@ -15,6 +16,9 @@
 // context, admits it (429 with retry-after and x-ratelimit-* headers), and
 // runs it (503 when the engine is full). Successful answers carry the
 // x-ratelimit-* headers too. A client that goes away cancels its request.
+// On a replica (an InternalApi given) the two generation routes are 403:
+// its requests come from the route front, which admits and bills them, and
+// a tenant must not reach the engine around it.
 //
 // Thread ownership: called on an I/O thread per request; holds nothing
 // mutable of its own (its parts are thread-safe or immutable).
@@ -30,6 +34,7 @@
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_api.h"
+#include "gateway/serving/internal_api.h"
 #include "gateway/serving/metrics_api.h"
 #include "gateway/serving/pipeline.h"
 
@@ -47,7 +52,7 @@ struct ApiModel {
 class HttpApi {
  public:
   HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-          AdminApi& admin, MetricsApi& metrics, ApiModel model);
+          AdminApi& admin, MetricsApi& metrics, ApiModel model, const InternalApi* internal = nullptr);
 
   void operator()(server::HttpRequest req, server::Reply reply) const;
 
@@ -65,6 +70,7 @@ class HttpApi {
   AdminApi& admin_;
   MetricsApi& metrics_;
   const ApiModel model_;
+  const InternalApi* const internal_;  // set: this server is a replica of a route front
 };
 
 }  // namespace kvgate::serving
