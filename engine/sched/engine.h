@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/mutex.h"
+#include "engine/sched/generator.h"
 #include "engine/sched/scheduler.h"
 
 namespace kvgate {
@@ -30,22 +31,10 @@ struct EngineOptions {
   int64_t max_outstanding = 0;
 };
 
-// The engine is full (EngineOptions::max_outstanding): try again later.
-class EngineBusy : public Error {
- public:
-  using Error::Error;
-};
-
-// The backend failed for good (Backend::failure()): nothing more can run.
-class EngineFailed : public Error {
- public:
-  using Error::Error;
-};
-
-class Engine {
+class Engine : public Generator {
  public:
   Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOptions eng = {});
-  ~Engine();
+  ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -61,8 +50,14 @@ class Engine {
   // string) knows its id even if every token comes before submit() returns.
   std::shared_ptr<RequestStream> submit(Request req, Submitter who, RequestStream::Callback cb = {},
                                         const std::function<void(RequestId)>& on_id = {});
+  // The Generator's start: submit() with the id told as placed here.
+  RequestId start(Request req, Submitter who, RequestStream::Callback cb, const OnPlaced& placed) override {
+    return submit(std::move(req), who, std::move(cb), [&placed](RequestId id) {
+      if (placed) placed(id, {});
+    })->id();
+  }
   // Any thread. Applied at the next step boundary; unknown ids are ignored.
-  void cancel(RequestId id);
+  void cancel(RequestId id) override;
   // Cancels everything in flight and joins the loop. Idempotent.
   void shutdown();
 
@@ -84,13 +79,13 @@ class Engine {
   // Blocks `tenant` has pinned, as of the last step boundary (the gateway's
   // quota check before a pin; the loop re-checks when it pins). Any thread,
   // never waits on the loop.
-  int32_t pinned_blocks(TenantId tenant) const;
+  int32_t pinned_blocks(TenantId tenant) const override;
   int32_t num_blocks() const { return num_blocks_; }
-  const RequestBounds& bounds() const { return bounds_; }
-  const Scheduler::CacheIdentity& cache_identity() const { return identity_; }
+  const RequestBounds& bounds() const override { return bounds_; }
+  const Scheduler::CacheIdentity& cache_identity() const override { return identity_; }
   int64_t outstanding() const { return outstanding_.load(); }
   // Why the backend can run no more (see Backend::failure), or empty. Any thread.
-  std::string failure() const;
+  std::string failure() const override;
 
   int64_t steps() const { return steps_.load(); }
   int64_t preemptions() const { return preemptions_.load(); }

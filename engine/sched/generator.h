@@ -1,0 +1,62 @@
+// Generator: what runs a Request and streams its tokens back, as the
+// serving pipeline sees it. On `kvgate serve` it is the Engine on this
+// machine; on `kvgate route` it is one of several replicas, reached over
+// the network (gateway/front/remote_engine.h). The pipeline around it
+// (quotas, stop strings, the ledger) is the same code in both.
+//
+// Threads: every method from any thread. The callback's contract is
+// RequestStream's: each token in order, then the completion once; it must
+// return quickly and never block.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "engine/error.h"
+#include "engine/request.h"
+#include "engine/sched/request_limits.h"
+#include "engine/sched/request_stream.h"
+#include "engine/sched/scheduler.h"
+#include "engine/submitter.h"
+
+namespace kvgate {
+
+// The engine is full (the Engine's max_outstanding, or every replica): try again later.
+class EngineBusy : public Error {
+ public:
+  using Error::Error;
+};
+
+// The backend failed for good (Backend::failure(), or no replica is live): nothing more can run.
+class EngineFailed : public Error {
+ public:
+  using Error::Error;
+};
+
+class Generator {
+ public:
+  // Told, before the first token can arrive, the request's id and where it
+  // runs ("" on this machine; a replica's URL on a front).
+  using OnPlaced = std::function<void(RequestId id, std::string_view where)>;
+
+  virtual ~Generator() = default;
+
+  // Starts `req`; throws kvgate::Error for one that could never run,
+  // EngineBusy when full, EngineFailed when nothing more can run.
+  virtual RequestId start(Request req, Submitter who, RequestStream::Callback cb, const OnPlaced& placed) = 0;
+  // Ends a request early (its completion still comes); unknown ids are ignored.
+  virtual void cancel(RequestId id) = 0;
+
+  // What requests are checked against before any quota is charged.
+  virtual const RequestBounds& bounds() const = 0;
+  // What the prompt's chain is hashed with at the edge.
+  virtual const Scheduler::CacheIdentity& cache_identity() const = 0;
+  // Blocks `tenant` has pinned, as last published (0 where unknown: the
+  // engine that pins re-checks the tenant's quota).
+  virtual int32_t pinned_blocks(TenantId tenant) const = 0;
+  // Why no request can run now, or empty (/health answers 503 with it).
+  virtual std::string failure() const = 0;
+};
+
+}  // namespace kvgate
