@@ -276,8 +276,19 @@ void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
     if (!r) throw openai::not_found("no ledger record for request '" + std::string(p[2]) + "'");
     return send_json(reply, 200, record_json(*r));
   }
+  if (!engine_) {
+    // A route front: each replica keeps its own cache.
+    const bool cache_route = p.size() >= 2 && (p[1] == "cache" || p[1] == "policy" ||
+                                               (p.size() >= 4 && p[1] == "tenants" && p[3] == "cache"));
+    if (cache_route) {
+      std::string why = "this is a route front; the KV cache and its policies are each replica's: send ";
+      why.append(req.path()).append(" to a replica's admin API");
+      throw openai::not_found(why);
+    }
+    throw openai::route_not_found(m, req.path());
+  }
   if (p.size() == 2 && p[1] == "cache" && m == "GET")
-    return send_json(reply, 200, cache_json(engine_.cache_stats(), tenancy_.tenants().list(), engine_.outstanding()));
+    return send_json(reply, 200, cache_json(engine_->cache_stats(), tenancy_.tenants().list(), engine_->outstanding()));
   if (handle_cache(p, req, reply)) return;
   throw openai::route_not_found(m, req.path());
 }

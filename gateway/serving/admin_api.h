@@ -41,7 +41,9 @@ namespace kvgate::serving {
 
 class AdminApi {
  public:
-  AdminApi(Engine& engine, tenancy::Tenancy& tenancy, DurableQueue& work, AdminToken token, Pipeline& pipeline,
+  // `engine` is null on a route front: the tenancy routes are its own, the
+  // cache and policy routes belong to each replica and answer 404 saying so.
+  AdminApi(Engine* engine, tenancy::Tenancy& tenancy, DurableQueue& work, AdminToken token, Pipeline& pipeline,
            const Tokenizer& tokenizer, std::string model, const KvTiers& tiers)
       : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)), pipeline_(pipeline),
         tokenizer_(tokenizer), model_(std::move(model)), tiers_(tiers) {}
@@ -54,7 +56,7 @@ class AdminApi {
   // The cache and policy routes; false when `path` is none of them.
   bool handle_cache(const std::vector<std::string_view>& path, const server::HttpRequest& req, server::Reply& reply);
 
-  Engine& engine_;
+  Engine* const engine_;
   tenancy::Tenancy& tenancy_;
   DurableQueue& work_;
   const AdminToken token_;

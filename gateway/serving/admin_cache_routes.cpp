@@ -101,7 +101,7 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
 
   if (p.size() == 2 && p[1] == "policy" && m == "GET") {
     json::array tiers;
-    engine_.inspect([&](const Scheduler& s) {
+    engine_->inspect([&](const Scheduler& s) {
       tiers.push_back(tier_json("device", s.pool().policy().name(), s.pool().policy().params()));
     });
     if (tiers_.host) tiers.push_back(tier_json("host", tiers_.host->policy_name(), tiers_.host->policy_params()));
@@ -125,7 +125,7 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
     }
     json::object out;
     if (tier == "device") {
-      engine_.control([&](Scheduler& s) {
+      engine_->control([&](Scheduler& s) {
         s.set_eviction_policy(std::move(next));
         out = tier_json(tier, s.pool().policy().name(), s.pool().policy().params());
       });
@@ -169,7 +169,7 @@ bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server
     const bool pins = openai::FieldReader(o, "").boolean("pins").value_or(false);
     cache::BlockPool::TenantEviction e;
     const TenantId label = tenant_label(t.id);
-    engine_.control([&](Scheduler& s) { e = s.evict_tenant(label, pins); });
+    engine_->control([&](Scheduler& s) { e = s.evict_tenant(label, pins); });
     json::object by_tier{{"device", e.evicted}};
     if (tiers_.host) by_tier["host"] = tiers_.host->evict_tenant(label);
     if (tiers_.disk) by_tier["disk"] = tiers_.disk->evict_tenant(label);

@@ -15,7 +15,7 @@ constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-
 void MetricsApi::send_exposition(server::Reply reply) {
   work_.post([this, reply]() mutable {
     try {
-      metrics_.collect(engine_);
+      if (refresh_) refresh_();
       reply.send(200, {{"Content-Type", kExpositionType}, {"Cache-Control", "no-store"}}, metrics_.exposition());
     } catch (const std::exception& e) {
       send_error(reply, openai::internal_error(e.what()));
@@ -34,7 +34,7 @@ void MetricsApi::dashboard_data(const server::HttpRequest& req, server::Reply re
   if (who) tenant = who->tenant.id;
   work_.post([this, reply, tenant]() mutable {
     try {
-      metrics_.collect(engine_);
+      if (refresh_) refresh_();
       send_json(reply, 200, metrics_.dashboard(tenant), {{"Cache-Control", "no-store"}});
     } catch (const std::exception& e) {
       send_error(reply, openai::internal_error(e.what()));

@@ -6,12 +6,14 @@
 //                         for the admin token, one tenant's own figures for
 //                         its API key
 //
-// Both read the engine's state (ServingMetrics::collect waits for a step
-// boundary), so they answer from the DurableQueue's threads, never from the
-// I/O thread that received them.
+// Both first refresh the figures read at scrape time (on a server,
+// ServingMetrics::collect, which waits for a step boundary; on a route
+// front, the replicas' state), so they answer from the DurableQueue's
+// threads, never from the I/O thread that received them.
 #pragma once
 
-#include "engine/sched/engine.h"
+#include <functional>
+
 #include "gateway/server/handler.h"
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
@@ -24,9 +26,11 @@ namespace kvgate::serving {
 
 class MetricsApi {
  public:
-  MetricsApi(Engine& engine, ServingMetrics& metrics, tenancy::Tenancy& tenancy, DurableQueue& work,
+  // `refresh` runs before every exposition (on a DurableQueue thread).
+  using Refresh = std::function<void()>;
+  MetricsApi(Refresh refresh, ServingMetrics& metrics, tenancy::Tenancy& tenancy, DurableQueue& work,
              const AdminToken& token)
-      : engine_(engine), metrics_(metrics), tenancy_(tenancy), work_(work), token_(token) {}
+      : refresh_(std::move(refresh)), metrics_(metrics), tenancy_(tenancy), work_(work), token_(token) {}
 
   // On the API listener. Throw openai::ApiError for a wrong credential.
   void metrics(const server::HttpRequest& req, server::Reply reply);
@@ -39,7 +43,7 @@ class MetricsApi {
  private:
   void send_exposition(server::Reply reply);
 
-  Engine& engine_;
+  const Refresh refresh_;
   ServingMetrics& metrics_;
   tenancy::Tenancy& tenancy_;
   DurableQueue& work_;

@@ -42,12 +42,12 @@ struct Pipeline::Flight {
         clock(WallAnchor::now()) {}
 
   // A stop string matched (on the engine loop): cancel, once the id is known.
-  void stop_matched(Engine& engine) {
+  void stop_matched(Generator& engine) {
     MutexLock lock(mu);
     stop_wanted = true;
     if (id != 0) engine.cancel(id);
   }
-  void started(Engine& engine, RequestId rid) {
+  void started(Generator& engine, RequestId rid) {
     MutexLock lock(mu);
     id = rid;
     if (stop_wanted) engine.cancel(id);
@@ -63,7 +63,7 @@ struct Pipeline::Flight {
   bool stop_wanted ABSL_GUARDED_BY(mu) = false;
 };
 
-Pipeline::Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
+Pipeline::Pipeline(Generator& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
                    ServingMetrics& metrics)
     : engine_(engine), tenancy_(tenancy), tokenizer_(tokenizer), durable_(durable), metrics_(metrics) {}
 
@@ -122,9 +122,10 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   };
   try {
     const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas))};
-    const auto stream =
-        engine_.submit(std::move(er), who, std::move(on_event), [&](RequestId rid) { f->started(engine_, rid); });
-    return stream->id();
+    return engine_.start(std::move(er), who, std::move(on_event), [&](RequestId rid, std::string_view where) {
+      f->started(engine_, rid);
+      if (!where.empty()) f->sink->on_placed(where);
+    });
   } catch (const Error& e) {
     tenancy_.quotas().withdraw(f->ticket);  // not served: the tenant is charged nothing, not even the request
     const bool busy = dynamic_cast<const EngineBusy*>(&e) != nullptr || dynamic_cast<const EngineFailed*>(&e) != nullptr;

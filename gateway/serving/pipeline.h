@@ -21,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/sched/engine.h"
+#include "engine/sched/generator.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/serving/durable_queue.h"
 #include "gateway/serving/serving_metrics.h"
@@ -64,6 +64,9 @@ class Sink {
   virtual void on_text(std::string_view text) = 0;
   // Once, last, after the ledger record is durable.
   virtual void on_done(const Served& served) = 0;
+  // Where the request runs, when not on this machine (a route front's
+  // replica): once, before any text.
+  virtual void on_placed(std::string_view where) { (void)where; }
 };
 
 // Why a request did not start. Nothing was billed and its quota slot is free.
@@ -76,7 +79,8 @@ struct NotStarted {
 
 class Pipeline {
  public:
-  Pipeline(Engine& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
+  // `engine`: this machine's Engine, or a front's replicas.
+  Pipeline(Generator& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
            ServingMetrics& metrics);
 
   // Started: the engine's request id (for cancel()); otherwise why not.
@@ -91,7 +95,7 @@ class Pipeline {
   struct Flight;
   void finish(const std::shared_ptr<Flight>& f, const Completion& done);
 
-  Engine& engine_;
+  Generator& engine_;
   tenancy::Tenancy& tenancy_;
   const Tokenizer& tokenizer_;
   DurableQueue& durable_;

@@ -38,10 +38,26 @@ void WholeReplySink::on_text(std::string_view text) {
   text_ += text;
 }
 
+namespace {
+
+constexpr const char* kReplicaHeader = "x-kvgate-replica";
+
+}  // namespace
+
+void WholeReplySink::on_placed(std::string_view where) {
+  MutexLock lock(mu_);
+  headers_.push_back({kReplicaHeader, std::string(where)});
+}
+
+server::HttpHeaders WholeReplySink::headers() {
+  MutexLock lock(mu_);
+  return headers_;
+}
+
 void WholeReplySink::on_done(const Served& s) {
   if (!s.error.empty()) {
     const openai::ApiError e = openai::internal_error(s.error);
-    reply_.send(e.status, with_json(headers_), openai::serialize(e));
+    reply_.send(e.status, with_json(headers()), openai::serialize(e));
     return;
   }
   std::string text;
@@ -53,7 +69,12 @@ void WholeReplySink::on_done(const Served& s) {
   const boost::json::value body = endpoint_ == openai::Endpoint::kChatCompletions
                                       ? openai::chat_completion_response(meta_, text, s.finish, usage)
                                       : openai::text_completion_response(meta_, text, s.finish, usage);
-  reply_.send(200, with_json(headers_), boost::json::serialize(body));
+  reply_.send(200, with_json(headers()), boost::json::serialize(body));
+}
+
+void StreamReplySink::on_placed(std::string_view where) {
+  MutexLock lock(mu_);
+  headers_.push_back({kReplicaHeader, std::string(where)});
 }
 
 void StreamReplySink::open() {

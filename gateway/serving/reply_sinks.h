@@ -8,7 +8,11 @@
 // engine may produce text before start() returns: text that arrives before
 // open() is buffered and sent by it.
 //
-// Thread ownership: on_text on the engine loop, on_done on a durable-queue
+// On a route front each response names the replica it ran on
+// (x-kvgate-replica; for a stream, the one first chosen: a retry happens
+// before the first token, after the header went out).
+//
+// Thread ownership: on_placed before the request can produce anything, on_text on the engine loop, on_done on a durable-queue
 // thread, open() on the I/O thread that started the request; the state they
 // share is guarded by mu_. Reply is itself thread-safe.
 #pragma once
@@ -35,13 +39,16 @@ class WholeReplySink final : public Sink {
       : reply_(std::move(reply)), endpoint_(endpoint), meta_(std::move(meta)), headers_(std::move(headers)) {}
   void on_text(std::string_view text) override;
   void on_done(const Served& served) override;
+  void on_placed(std::string_view where) override;
 
  private:
+  server::HttpHeaders headers() ABSL_LOCKS_EXCLUDED(mu_);
+
   server::Reply reply_;
   const openai::Endpoint endpoint_;
   const openai::ResponseMeta meta_;
-  const server::HttpHeaders headers_;
   Mutex mu_;
+  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
   std::string text_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -53,6 +60,7 @@ class StreamReplySink final : public Sink {
   void open() ABSL_LOCKS_EXCLUDED(mu_);
   void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void send(std::string frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -60,8 +68,8 @@ class StreamReplySink final : public Sink {
   server::Reply reply_;
   const openai::Endpoint endpoint_;
   const openai::StreamContext ctx_;
-  const server::HttpHeaders headers_;
   Mutex mu_;
+  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
   bool open_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // the last frame is made (maybe still held)
   std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()

@@ -58,6 +58,8 @@ class ServingMetrics {
   void collect(Engine& engine);
 
   std::string exposition() const { return registry_.expose(); }
+  // For families of a process's own beside these (a route front's).
+  metrics::Registry& registry() { return registry_; }
   // Every tenant's figures and the server's (nullopt), or one tenant's
   // alone, never another's.
   boost::json::object dashboard(const std::optional<std::string>& tenant) const;
