@@ -31,7 +31,6 @@ EventSubscriber::~EventSubscriber() {
 }
 
 void EventSubscriber::watch(ReplicaId r, std::string endpoint) {
-  if (thread_.joinable()) throw RouteError("block events: watch() after start()");
   auto w = std::make_unique<Watched>();
   w->id = r;
   w->feed.endpoint = endpoint;
@@ -138,19 +137,29 @@ void EventSubscriber::apply(ReplicaId r, const EventMessage& m) {
 }
 
 void EventSubscriber::run() {
+  // The sockets polled, refreshed when watch() added one (a front learns a
+  // replica's endpoint when the replica first answers it).
+  std::vector<Watched*> polled;
   std::vector<zmq::pollitem_t> items;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& w : watched_) items.push_back({w->socket->handle(), 0, ZMQ_POLLIN, 0});
-  }
   zmq::message_t msg;
   while (!stop_) {
+    {
+      std::lock_guard lock(mu_);
+      for (size_t i = polled.size(); i < watched_.size(); ++i) {
+        polled.push_back(watched_[i].get());
+        items.push_back({watched_[i]->socket->handle(), 0, ZMQ_POLLIN, 0});
+      }
+    }
+    if (items.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
     if (zmq::poll(items, std::chrono::milliseconds(100)) <= 0) continue;
     for (size_t i = 0; i < items.size(); ++i) {
       if (!(items[i].revents & ZMQ_POLLIN)) continue;
       // Drained up to a bound, so one busy replica cannot starve the others.
-      for (int n = 0; n < 64 && watched_[i]->socket->recv(msg, zmq::recv_flags::dontwait); ++n)
-        apply_bytes(watched_[i]->id, {static_cast<const std::byte*>(msg.data()), msg.size()});
+      for (int n = 0; n < 64 && polled[i]->socket->recv(msg, zmq::recv_flags::dontwait); ++n)
+        apply_bytes(polled[i]->id, {static_cast<const std::byte*>(msg.data()), msg.size()});
     }
   }
 }

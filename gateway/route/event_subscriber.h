@@ -17,7 +17,8 @@
 //     disagreeing (view_agrees = false) until a digest matches again.
 // A message that does not decode is dropped and counted.
 //
-// Thread ownership: watch() before start(); feed()/feeds() from any thread.
+// Thread ownership: watch(), feed() and feeds() from any thread, before or
+// after start(); the thread owns the sockets' reads.
 #pragma once
 
 #include <atomic>
@@ -57,7 +58,7 @@ class EventSubscriber {
   EventSubscriber(const EventSubscriber&) = delete;
   EventSubscriber& operator=(const EventSubscriber&) = delete;
 
-  // Before start(): replica r (already in the index) publishes at `endpoint`.
+  // Replica r (already in the index) publishes at `endpoint`; once per replica.
   void watch(ReplicaId r, std::string endpoint);
   void start();
 
@@ -78,7 +79,7 @@ class EventSubscriber {
   const cache::KvIdentity mine_;
 
   struct Watched;
-  std::vector<std::unique_ptr<Watched>> watched_;  // fixed once started
+  std::vector<std::unique_ptr<Watched>> watched_;  // grows under mu_; each Watched stays put
   mutable std::mutex mu_;                          // guards every Watched's feed
   std::atomic<bool> stop_{false};
   std::thread thread_;
