@@ -1,0 +1,212 @@
+// A cluster on loopback for the end-to-end test of `kvgate route`: one
+// redis-server of the test's own, `kvgate serve` replicas sharing it (each
+// publishing its block events and refusing tenants: only a holder of the
+// internal token gets in), and `kvgate route` fronts over them. A Cluster
+// remembers every process and directory it made; cleanup() kills them all
+// and removes the directories, and a process exit (a crashed test) kills
+// whatever is still running, so nothing is left behind.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { parseExposition } from './prom_text.mjs';
+import { startKvgate } from './server.mjs';
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls `probe` (sync or async) until it returns a truthy value, which it
+// resolves to; past `timeoutMs` it throws with `what` and the last value seen.
+export async function waitFor(probe, { timeoutMs = 5000, intervalMs = 50, what = 'a condition' } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await probe();
+    if (last) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (last: ${JSON.stringify(last)})`);
+    await sleep(intervalMs);
+  }
+}
+
+// A port no one listens on now: bound on loopback by the kernel's choice, then released.
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// One RESP command to a Redis on loopback; resolves to the reply's first
+// line (`+PONG`, `:42`, ...). Enough for PING and DBSIZE.
+export function redisCommand(port, ...args) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let data = '';
+    s.setTimeout(2000, () => s.destroy(new Error('redis did not answer')));
+    s.on('error', reject);
+    s.on('connect', () => s.write(`*${args.length}\r\n` + args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')));
+    s.on('data', (d) => {
+      data += d;
+      const end = data.indexOf('\r\n');
+      if (end >= 0) {
+        s.end();
+        resolve(data.slice(0, end));
+      }
+    });
+  });
+}
+
+// Every child process any cluster started, killed if the test process exits with them alive.
+const live = new Set();
+process.once('exit', () => {
+  for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+function track(child) {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
+export class Cluster {
+  constructor() {
+    this.dir = mkdtempSync(path.join(tmpdir(), 'kvgate-e2e-cluster-'));
+    this.processes = [];  // {kill9(), dataDir} of every kvgate started, replicas and fronts
+    this.redis = null;
+    this.tokenFile = null;
+    this.replicaCount = 0;
+    this.frontCount = 0;
+  }
+
+  // redis-server on a free loopback port, no persistence, in its own
+  // directory; resolves once it answers PING.
+  async startRedis() {
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(this.dir, 'redis-'));
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+      '--appendonly', 'no', '--dir', dir, '--logfile', 'redis.log'], { stdio: 'ignore' });
+    track(child);
+    const exited = new Promise((r) => child.once('exit', (code, signal) => r(code ?? signal)));
+    this.redis = {
+      port,
+      address: `127.0.0.1:${port}`,
+      child,
+      command: (...args) => redisCommand(port, ...args),
+      async dbsize() {
+        return Number((await redisCommand(port, 'DBSIZE')).slice(1));
+      },
+      async stop() {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await exited;
+      },
+    };
+    let failed = null;
+    child.once('error', (e) => (failed = e));
+    await waitFor(async () => {
+      if (failed) throw new Error(`redis-server: ${failed.message}`);
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} (see ${dir}/redis.log)`);
+      return (await redisCommand(port, 'PING').catch(() => '')) === '+PONG';
+    }, { timeoutMs: 10000, what: 'redis-server to answer PING' });
+    return this.redis;
+  }
+
+  // The token the front and the replicas share: 64 hex characters in a file only its owner reads.
+  internalTokenFile() {
+    if (!this.tokenFile) {
+      this.tokenFile = path.join(this.dir, 'internal-token');
+      writeFileSync(this.tokenFile, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+    }
+    return this.tokenFile;
+  }
+
+  async #start(subcommand, args, name) {
+    const dataDir = mkdtempSync(path.join(this.dir, `${name}-`));
+    const s = await startKvgate(subcommand, args, { dataDir, name, onSpawn: track });
+    s.name = name;
+    this.processes.push(s);
+    return s;
+  }
+
+  // `kvgate serve` as a replica: events on a port of its own, the shared
+  // Redis (when started), the internal token. `blockSize`: --block-size.
+  async startReplica({ blockSize, extraArgs = [] } = {}) {
+    const name = `replica${this.replicaCount++}`;
+    const args = ['--kv-budget', '64MiB', '--block-events', 'tcp://127.0.0.1:0',
+      '--internal-token-file', this.internalTokenFile()];
+    if (this.redis) args.push('--kv-redis', this.redis.address);
+    if (blockSize) args.push('--block-size', String(blockSize));
+    const r = await this.#start('serve', [...args, ...extraArgs], name);
+    r.url = r.baseUrl;
+    return r;
+  }
+
+  // `kvgate route` over `replicas` (what startReplica returned), trusting
+  // their self-signed certificates (one PEM bundle).
+  async startFront(replicas, { router = 'cache_aware', healthIntervalMs = 200, extraArgs = [] } = {}) {
+    const name = `front${this.frontCount++}`;
+    const bundle = path.join(this.dir, `${name}-replica-ca.pem`);
+    writeFileSync(bundle, replicas.map((r) => readFileSync(r.certFile, 'utf8').trimEnd() + '\n').join(''));
+    const args = ['--internal-token-file', this.internalTokenFile(), '--replica-ca', bundle, '--router', router,
+      '--health-interval-ms', String(healthIntervalMs)];
+    for (const r of replicas) args.push('--replica', r.url);
+    const f = await this.#start('route', [...args, ...extraArgs], name);
+    f.router = router;
+    return f;
+  }
+
+  // Kills every process (SIGKILL: a test that failed may have left one
+  // stuck) and removes every directory.
+  async cleanup() {
+    await Promise.all(this.processes.map((p) => p.kill9().catch(() => {})));
+    if (this.redis) await this.redis.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// An openai client for `server` (a front or a replica) with `apiKey`.
+export function clientFor(server, apiKey = server.apiKey) {
+  return new OpenAI({ apiKey, baseURL: server.baseUrl + '/v1', httpAgent: server.agent, maxRetries: 0 });
+}
+
+// An admin request with the server's admin token; the body parsed when it is JSON.
+export async function admin(server, method, route, body) {
+  const r = await server.request(method, route, {
+    headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+    body,
+  });
+  let json = null;
+  try {
+    json = r.body ? JSON.parse(r.body) : null;
+  } catch {
+    // not JSON: the caller looks at r.body
+  }
+  return { status: r.status, json, body: r.body, headers: r.headers };
+}
+
+// A tenant made through the server's admin API (plan demo) and one API key of it.
+export async function newTenant(server, id, quotas = {}) {
+  const t = await admin(server, 'POST', '/admin/tenants', { id, plan_id: 'demo', quotas });
+  assert.equal(t.status, 201, t.body);
+  const key = await admin(server, 'POST', `/admin/tenants/${id}/keys`, { label: 'e2e' });
+  assert.equal(key.status, 201, key.body);
+  return key.json.api_key;
+}
+
+// The server's /metrics (behind its admin token), parsed.
+export async function scrape(server) {
+  const r = await server.request('GET', '/metrics', { headers: { authorization: `Bearer ${server.adminToken}` } });
+  assert.equal(r.status, 200, r.body);
+  return parseExposition(r.body);
+}
+
+// One sample's value by name and labels (every label given must match); undefined when absent.
+export function value(exposition, name, labels = {}) {
+  const s = exposition.samples.find(
+    (x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
+  return s?.value;
+}
