@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   kvgate::cli::add_info(app);
   kvgate::cli::add_mkmodel(app);
   kvgate::cli::add_serve(app);
+  kvgate::cli::add_route(app);
   kvgate::cli::add_bench_serve(app);
   kvgate::cli::add_sim(app);
   kvgate::cli::add_cache(app);

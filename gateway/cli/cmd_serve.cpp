@@ -28,6 +28,7 @@
 #include "engine/sched/tier_identity.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/cli/commands.h"
+#include "gateway/cli/server_start.h"
 #include "gateway/config/config_toml.h"
 #include "gateway/config/serve_flags.h"
 #include "gateway/openai/chat_template.h"
@@ -47,31 +48,6 @@
 
 namespace kvgate::cli {
 namespace {
-
-void say(const std::string& line) {
-  std::printf("kvgate: %s\n", line.c_str());
-  std::fflush(stdout);  // a supervisor or test reads these lines as they come
-}
-
-server::ServerOptions server_options(const config::ServerConfig& c) {
-  server::ServerOptions o;
-  o.address = c.server.listen.host;
-  o.https_port = c.server.listen.port;
-  if (c.server.plain_http) o.http_port = c.server.plain_listen.port;
-  if (!c.self_signed()) {
-    o.tls.cert_file = c.tls.cert_file;
-    o.tls.key_file = c.tls.key_file;
-  }
-  o.tls.self_signed_dir = std::filesystem::path(c.data.dir) / "tls";
-  o.io_threads = c.server.io_threads;
-  o.max_connections = static_cast<size_t>(c.server.max_connections);
-  o.max_header_bytes = static_cast<size_t>(c.server.header_limit_bytes);
-  o.max_body_bytes = static_cast<size_t>(c.server.body_limit_bytes);
-  o.read_timeout = std::chrono::milliseconds(c.server.read_timeout_ms);
-  o.idle_timeout = std::chrono::milliseconds(c.server.idle_timeout_ms);
-  o.write_timeout = std::chrono::milliseconds(c.server.write_timeout_ms);
-  return o;
-}
 
 std::string capacity_line(const Backend& be, const ModelConfig& mc) {
   const KvCapacity& cap = be.kv_capacity();
@@ -137,24 +113,14 @@ void serve(const config::ServerConfig& c) {
 
   tenancy::Tenancy tenancy((std::filesystem::path(c.data.dir) / "tenancy").string());
   const serving::FirstStartSecrets secrets = serving::bootstrap(tenancy, c.admin_token_path());
-  if (secrets.demo_key)
-    say(std::string("first start: tenant '") + serving::kDemoTenant + "', API key (shown once): " + *secrets.demo_key);
-  if (secrets.admin_token) say("first start: admin token (shown once): " + *secrets.admin_token);
+  announce_secrets(secrets);
   const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
   if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
 
   std::optional<serving::DurableQueue> durable(std::in_place, 2);
   serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
-  serving::AdminApi admin(engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
-  serving::MetricsApi metrics_api(engine, metrics, tenancy, *durable, *token);
-  serving::ApiModel api_model;
-  api_model.id = c.served_model_name();
-  api_model.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  api_model.context_tokens = mc.context_length;
-  api_model.max_prompt_tokens = c.limits.max_prompt_tokens;
-  api_model.max_output_tokens = c.limits.max_output_tokens;
+  serving::AdminApi admin(&engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
+  serving::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, *token);
   std::optional<serving::InternalApi> internal;
   if (internal_token) {
     internal.emplace(engine, serving::InternalToken(*internal_token), c.served_model_name(), kv_identity,
@@ -162,15 +128,11 @@ void serve(const config::ServerConfig& c) {
     say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
   }
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
-                             metrics_api, api_model, internal ? &*internal : nullptr);
+                             metrics_api, api_model(c, mc), internal ? &*internal : nullptr);
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
   http->start();
-  if (const auto& cert = http->certificate())
-    say("TLS certificate " + cert->cert_file.string() + " (SHA-256 " + cert->sha256_fingerprint +
-        (cert->generated ? ", self-signed, made now)" : ")"));
-  const std::string base = "https://" + c.server.listen.host + ":" + std::to_string(*http->https_port());
   // A listener of its own for the scraper, plain HTTP and /metrics only.
   std::optional<server::Server> metrics_http;
   if (!c.metrics.listen.empty()) {
@@ -183,17 +145,10 @@ void serve(const config::ServerConfig& c) {
     metrics_http->start();
     say("metrics on http://" + at.host + ":" + std::to_string(*metrics_http->http_port()) + "/metrics");
   } else {
-    say("metrics on " + base + "/metrics (admin token)");
+    say("metrics on https://" + c.server.listen.host + ":" + std::to_string(*http->https_port()) +
+        "/metrics (admin token)");
   }
-  say("listening on " + base + (http->http_port() ? " and http://" + c.server.plain_listen.host + ":" +
-                                                        std::to_string(*http->http_port())
-                                                  : ""));
-  // The demo key is only known at first start; later the operator has it.
-  const std::string key = secrets.demo_key ? *secrets.demo_key : "$KVGATE_API_KEY";
-  const std::string ca = http->certificate() && c.self_signed() ? "--cacert " + http->certificate()->cert_file.string() + " " : "";
-  say("try: curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
-      "\" -H 'Content-Type: application/json' -d '{\"model\":\"" + api_model.id +
-      "\",\"prompt\":\"Once upon a time\",\"max_tokens\":32}'");
+  announce_listener(c, *http, secrets, c.served_model_name());
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

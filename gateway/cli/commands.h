@@ -11,6 +11,7 @@ void add_tokenize(CLI::App& app);
 void add_info(CLI::App& app);
 void add_mkmodel(CLI::App& app);
 void add_serve(CLI::App& app);
+void add_route(CLI::App& app);
 void add_bench_serve(CLI::App& app);
 void add_sim(CLI::App& app);
 void add_cache(CLI::App& app);

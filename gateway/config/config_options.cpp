@@ -222,6 +222,19 @@ std::vector<Option> build_table() {
           {"cluster", "internal_token_file", "internal-token-file", K::kString,
            "be a replica of a kvgate route front: serve /internal/ to the front presenting the token in this file "
            "(32+ printable characters) and refuse tenants' /v1 generation routes; empty = not a replica"}),
+      bind<&C::cluster, &ClusterSection::replicas>(
+          {"cluster", "replicas", "replicas", K::kString,
+           "kvgate route: the replicas' https:// URLs, comma-separated (--replica adds one)"}),
+      bind<&C::cluster, &ClusterSection::replica_ca>(
+          {"cluster", "replica_ca", "replica-ca", K::kString,
+           "kvgate route: a PEM bundle the replicas' TLS certificates chain to; empty = the system's trust store"}),
+      bind<&C::cluster, &ClusterSection::router>(
+          {"cluster", "router", "router", K::kString,
+           "kvgate route: the route policy, cache_aware, round_robin or random (with :key=value parameters)", 0, 0,
+           false}),
+      bind<&C::cluster, &ClusterSection::health_interval_ms>(
+          {"cluster", "health_interval_ms", "health-interval-ms", K::kInt,
+           "kvgate route: how often each replica is asked whether it is up", 50, kDayMs}),
       // [log]
       bind<&C::log, &LogSection::level>(
           {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),

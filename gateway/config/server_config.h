@@ -139,6 +139,17 @@ struct ClusterSection {
   // to that front only and refusing tenants' generation routes (403), whose
   // quotas and billing are the front's. Empty = not a replica.
   std::string internal_token_file;
+  // The rest is `kvgate route`'s, the front (which presents the token
+  // above): its replicas' URLs, comma-separated
+  // ("https://10.0.0.1:8443,https://10.0.0.2:8443"); --replica adds one.
+  std::string replicas;
+  // A PEM bundle the replicas' certificates chain to; empty = the system's.
+  std::string replica_ca;
+  // The route policy: cache_aware, round_robin or random, with parameters
+  // (gateway/route/route_policy.h).
+  std::string router = "cache_aware";
+  // How often each replica is asked whether it is up and what it is.
+  int64_t health_interval_ms = 500;
 
   bool operator==(const ClusterSection&) const = default;
 };

@@ -1,0 +1,166 @@
+// kvgate route: the front over several `kvgate serve` replicas. It is a
+// whole gateway at the edge (TLS, keys, quotas, tokenizing, the ledger: the
+// same HttpApi and Pipeline as `kvgate serve`) whose Generator is the
+// replicas (gateway/front/remote_engine.h) instead of an engine.
+//
+// It loads the model file for what the edge needs of it: the tokenizer, the
+// chat template, the context length and the cache identity the replicas'
+// block hashes must share (the weights' fingerprint with the KV element type
+// and block size of [model]). It needs no KV cache of its own.
+//
+// Stop order, on a signal: the server stops accepting and lets responses in
+// flight finish until the shutdown deadline; what is left is cancelled at
+// the replicas; the durable queue writes every remaining ledger record.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "engine/error.h"
+#include "engine/kv_layout.h"
+#include "engine/model/model.h"
+#include "engine/model/model_fingerprint.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "gateway/cli/commands.h"
+#include "gateway/cli/server_start.h"
+#include "gateway/config/config_toml.h"
+#include "gateway/config/serve_flags.h"
+#include "gateway/front/remote_engine.h"
+#include "gateway/front/replica_set.h"
+#include "gateway/front/route_metrics.h"
+#include "gateway/openai/chat_template.h"
+#include "gateway/server/server.h"
+#include "gateway/serving/admin_api.h"
+#include "gateway/serving/bootstrap.h"
+#include "gateway/serving/http_api.h"
+#include "gateway/serving/internal_token.h"
+#include "gateway/serving/metrics_api.h"
+#include "gateway/serving/pipeline.h"
+#include "gateway/serving/serving_metrics.h"
+#include "tenancy/error.h"
+
+namespace kvgate::cli {
+namespace {
+
+std::vector<std::string> replica_urls(const config::ServerConfig& c, const std::vector<std::string>& flags) {
+  std::vector<std::string> out;
+  std::string_view rest = c.cluster.replicas;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view one = rest.substr(0, comma);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    if (!one.empty()) out.emplace_back(one);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  out.insert(out.end(), flags.begin(), flags.end());
+  return out;
+}
+
+void route(const config::ServerConfig& c, const std::vector<std::string>& replica_flags) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  if (c.cluster.internal_token_file.empty())
+    throw Error("kvgate route needs --internal-token-file: the secret its replicas are started with");
+  const std::string internal_token = serving::read_internal_token(c.cluster.internal_token_file);
+  std::filesystem::create_directories(c.data.dir);
+
+  auto model = Model::load(c.model.path);
+  auto tokenizer = Tokenizer::from_gguf(model->file());
+  const ModelConfig& mc = model->config();
+  // The replicas' cache identity, which the front's chains must share.
+  KvLayout layout;
+  layout.type = kv_type_from_name(c.model.kv_type);
+  Scheduler::CacheIdentity identity{c.model.prefix_cache, model_fingerprint(*model, layout), c.model.block_size};
+  cache::KvIdentity kv;
+  kv.model = identity.model;
+  kv.n_layers = mc.n_layers;
+  kv.n_kv_heads = mc.n_kv_heads;
+  kv.head_dim = mc.head_dim;
+  kv.kv_type = static_cast<uint8_t>(layout.type);
+  kv.block_size = identity.block_size;
+  say("model " + c.served_model_name() + " (" + c.model.path + "), routing by blocks of " +
+      std::to_string(identity.block_size) + " tokens, " + std::string(kv_type_name(layout.type)) + " K/V");
+
+  front::ReplicaSetOptions ro;
+  ro.urls = replica_urls(c, replica_flags);
+  ro.ca_file = c.cluster.replica_ca;
+  ro.token = internal_token;
+  ro.health_interval = std::chrono::milliseconds(c.cluster.health_interval_ms);
+  ro.mine = kv;
+  ro.route_policy = c.cluster.router;
+  front::ReplicaSet replicas(std::move(ro));
+  say("routing with " + replicas.policy_name() + " over " + std::to_string(replicas.size()) + " replicas");
+  for (size_t i = 0; i < replicas.size(); ++i) say("replica " + replicas.url(static_cast<route::ReplicaId>(i)));
+
+  RequestBounds bounds;
+  bounds.context_length = mc.context_length;
+  bounds.vocab_size = tokenizer->n_vocab();
+  bounds.block_size = identity.block_size;
+  bounds.pool_blocks = std::numeric_limits<int32_t>::max();  // each replica's own, checked at start()
+  std::optional<front::RemoteEngine> remote(std::in_place, replicas, identity, bounds);
+
+  serving::ServingMetrics metrics(c.served_model_name(), 0);
+  front::RouteMetrics route_metrics(metrics.registry());
+  tenancy::Tenancy tenancy((std::filesystem::path(c.data.dir) / "tenancy").string());
+  const serving::FirstStartSecrets secrets = serving::bootstrap(tenancy, c.admin_token_path());
+  announce_secrets(secrets);
+  const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
+  if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
+
+  std::optional<serving::DurableQueue> durable(std::in_place, 2);
+  serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics);
+  const serving::KvTiers no_tiers;  // the replicas' own
+  serving::AdminApi admin(nullptr, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), no_tiers);
+  serving::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, *token);
+  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
+                             metrics_api, api_model(c, mc));
+
+  std::optional<server::Server> http(std::in_place, server_options(c),
+                                     [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
+  http->start();
+  announce_listener(c, *http, secrets, c.served_model_name());
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  say(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): finishing requests in flight for up to " +
+      std::to_string(c.server.shutdown_deadline_ms) + " ms");
+  http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
+  remote->shutdown();  // cancels what is left at the replicas; each completion queues its ledger write
+  durable.reset();     // writes every record still queued, then joins
+  http.reset();
+  remote.reset();
+  say("stopped; every finished request is in the ledger");
+}
+
+}  // namespace
+
+void add_route(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("route", "Serve the OpenAI API over TLS in front of several kvgate serve replicas");
+  auto flags = config::ServeFlags::add_to(*cmd);
+  auto replicas = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--replica", *replicas, "a replica's https:// URL (repeat for each; adds to [cluster] replicas)")
+      ->group("cluster");
+  cmd->callback([flags, replicas] {
+    const config::ServerConfig c = flags->resolve();
+    if (flags->print_config()) {
+      std::fputs(config::to_toml(c).c_str(), stdout);
+      return;
+    }
+    try {
+      route(c, *replicas);
+    } catch (const tenancy::Error& e) {
+      throw Error(std::string("tenancy: ") + e.what());
+    }
+  });
+}
+
+}  // namespace kvgate::cli

@@ -1,0 +1,69 @@
+#include "gateway/cli/server_start.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+namespace kvgate::cli {
+
+void say(const std::string& line) {
+  std::printf("kvgate: %s\n", line.c_str());
+  std::fflush(stdout);  // a supervisor or test reads these lines as they come
+}
+
+server::ServerOptions server_options(const config::ServerConfig& c) {
+  server::ServerOptions o;
+  o.address = c.server.listen.host;
+  o.https_port = c.server.listen.port;
+  if (c.server.plain_http) o.http_port = c.server.plain_listen.port;
+  if (!c.self_signed()) {
+    o.tls.cert_file = c.tls.cert_file;
+    o.tls.key_file = c.tls.key_file;
+  }
+  o.tls.self_signed_dir = std::filesystem::path(c.data.dir) / "tls";
+  o.io_threads = c.server.io_threads;
+  o.max_connections = static_cast<size_t>(c.server.max_connections);
+  o.max_header_bytes = static_cast<size_t>(c.server.header_limit_bytes);
+  o.max_body_bytes = static_cast<size_t>(c.server.body_limit_bytes);
+  o.read_timeout = std::chrono::milliseconds(c.server.read_timeout_ms);
+  o.idle_timeout = std::chrono::milliseconds(c.server.idle_timeout_ms);
+  o.write_timeout = std::chrono::milliseconds(c.server.write_timeout_ms);
+  return o;
+}
+
+serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc) {
+  serving::ApiModel m;
+  m.id = c.served_model_name();
+  m.created_unix =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  m.context_tokens = mc.context_length;
+  m.max_prompt_tokens = c.limits.max_prompt_tokens;
+  m.max_output_tokens = c.limits.max_output_tokens;
+  return m;
+}
+
+void announce_secrets(const serving::FirstStartSecrets& secrets) {
+  if (secrets.demo_key)
+    say(std::string("first start: tenant '") + serving::kDemoTenant + "', API key (shown once): " + *secrets.demo_key);
+  if (secrets.admin_token) say("first start: admin token (shown once): " + *secrets.admin_token);
+}
+
+void announce_listener(const config::ServerConfig& c, const server::Server& http,
+                       const serving::FirstStartSecrets& secrets, const std::string& model_id) {
+  if (const auto& cert = http.certificate())
+    say("TLS certificate " + cert->cert_file.string() + " (SHA-256 " + cert->sha256_fingerprint +
+        (cert->generated ? ", self-signed, made now)" : ")"));
+  const std::string base = "https://" + c.server.listen.host + ":" + std::to_string(*http.https_port());
+  say("listening on " + base + (http.http_port() ? " and http://" + c.server.plain_listen.host + ":" +
+                                                       std::to_string(*http.http_port())
+                                                 : ""));
+  // The demo key is only known at first start; later the operator has it.
+  const std::string key = secrets.demo_key ? *secrets.demo_key : "$KVGATE_API_KEY";
+  const std::string ca =
+      http.certificate() && c.self_signed() ? "--cacert " + http.certificate()->cert_file.string() + " " : "";
+  say("try: curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
+      "\" -H 'Content-Type: application/json' -d '{\"model\":\"" + model_id +
+      "\",\"prompt\":\"Once upon a time\",\"max_tokens\":32}'");
+}
+
+}  // namespace kvgate::cli

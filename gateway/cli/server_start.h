@@ -1,0 +1,29 @@
+// What `kvgate serve` and `kvgate route` share at start-up: the server's
+// options from the config, the served model's description, and the lines
+// both print (a supervisor and the end-to-end tests read them as they come).
+#pragma once
+
+#include <string>
+
+#include "engine/model_config.h"
+#include "gateway/config/server_config.h"
+#include "gateway/server/server.h"
+#include "gateway/server/server_options.h"
+#include "gateway/serving/bootstrap.h"
+#include "gateway/serving/http_api.h"
+
+namespace kvgate::cli {
+
+// "kvgate: <line>" on stdout, flushed.
+void say(const std::string& line);
+
+server::ServerOptions server_options(const config::ServerConfig& c);
+serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc);
+
+// The first start's demo key and admin token, shown once.
+void announce_secrets(const serving::FirstStartSecrets& secrets);
+// The certificate, where it listens and a curl line to try it.
+void announce_listener(const config::ServerConfig& c, const server::Server& http,
+                       const serving::FirstStartSecrets& secrets, const std::string& model_id);
+
+}  // namespace kvgate::cli

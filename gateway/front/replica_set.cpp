@@ -1,0 +1,248 @@
+#include "gateway/front/replica_set.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/error.h"
+#include "gateway/client/http_exchange.h"
+#include "gateway/client/https_target.h"
+#include "gateway/route/event_wire.h"
+
+namespace kvgate::front {
+
+struct ReplicaSet::Replica {
+  Replica(boost::asio::io_context& io, std::shared_ptr<boost::asio::ssl::context> tls, std::string u)
+      : url(std::move(u)), pool(io, std::move(tls), client::parse_https_url(url, "replica"), /*verify_host=*/true) {}
+
+  const std::string url;
+  ReplicaId id = 0;
+  client::ConnectionPool pool;  // io thread only
+  bool checking = false;        // io thread only: a health check is in flight
+  bool watched = false;         // io thread only: its events are subscribed to
+
+  // Guarded by the set's mu_.
+  bool up = false;
+  std::optional<serving::ReplicaInfo> info;
+  std::string registration_mismatch, registration_field;
+  int64_t load_tokens = 0;
+  int64_t placed = 0, retries_from = 0, stream_errors = 0;
+};
+
+namespace {
+
+void say(const std::string& line) {
+  std::printf("kvgate: %s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+// A replica that binds its events on every interface ("tcp://*:5557",
+// "tcp://0.0.0.0:5557") is reached at its URL's host.
+std::string reachable_endpoint(const std::string& endpoint, const std::string& host) {
+  for (const char* any : {"tcp://*:", "tcp://0.0.0.0:"}) {
+    const std::string prefix(any);
+    if (endpoint.rfind(prefix, 0) == 0) {
+      std::string out = "tcp://";
+      out.append(host).append(":").append(endpoint.substr(prefix.size()));
+      return out;
+    }
+  }
+  return endpoint;
+}
+
+}  // namespace
+
+ReplicaSet::ReplicaSet(ReplicaSetOptions opt)
+    : opt_(std::move(opt)),
+      work_(io_.get_executor()),
+      health_timer_(io_),
+      index_(static_cast<int32_t>(std::max<size_t>(1, opt_.urls.size()))),
+      policy_(route::make_route_policy(opt_.route_policy)),
+      events_(index_, index_mu_, opt_.mine) {
+  if (opt_.urls.empty()) throw Error("kvgate route needs at least one replica (--replica https://HOST:PORT)");
+  if (opt_.urls.size() > static_cast<size_t>(route::ReplicaIndex::kMaxReplicas))
+    throw Error("kvgate route takes at most " + std::to_string(route::ReplicaIndex::kMaxReplicas) + " replicas");
+  const auto tls = client::make_client_tls({.ca_file = opt_.ca_file, .insecure = false});
+  for (const std::string& u : opt_.urls) {
+    for (const auto& r : replicas_)
+      if (r->url == u) throw Error("replica " + u + " is listed twice");
+    auto rep = std::make_unique<Replica>(io_, tls, u);
+    rep->id = index_.add_replica();
+    replicas_.push_back(std::move(rep));
+  }
+  events_.start();
+  thread_ = std::thread([this] { io_.run(); });
+  boost::asio::post(io_, [this] { check_health(); });
+}
+
+ReplicaSet::~ReplicaSet() {
+  boost::asio::post(io_, [this] { health_timer_.cancel(); });
+  work_.reset();
+  io_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+const std::string& ReplicaSet::url(ReplicaId r) const { return replicas_.at(static_cast<size_t>(r))->url; }
+client::ConnectionPool& ReplicaSet::pool(ReplicaId r) { return replicas_.at(static_cast<size_t>(r))->pool; }
+
+void ReplicaSet::check_health() {
+  for (auto& rep : replicas_) {
+    if (rep->checking) continue;  // a slow replica: its last check has not ended yet
+    rep->checking = true;
+    auto body = std::make_shared<std::string>();
+    auto status = std::make_shared<int>(0);
+    client::HttpCall call;
+    call.method = "GET";
+    call.path = "/internal/v1/info";
+    call.bearer = opt_.token;
+    call.timeout = std::max<std::chrono::steady_clock::duration>(opt_.health_interval * 2, std::chrono::seconds(1));
+    const ReplicaId r = rep->id;
+    client::ExchangeHandlers h;
+    h.on_header = [status](int s, const client::HttpResponseHead&) { *status = s; };
+    h.on_body = [body](std::string_view b) {
+      if (body->size() < (1u << 20)) body->append(b);
+    };
+    h.on_end = [this, r, body, status](const std::string& error) { on_info(r, *status, *body, error); };
+    client::HttpExchange::start(rep->pool, call, std::move(h));
+  }
+  health_timer_.expires_after(opt_.health_interval);
+  health_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) check_health();
+  });
+}
+
+void ReplicaSet::on_info(ReplicaId r, int status, const std::string& body, const std::string& error) {
+  Replica& rep = *replicas_.at(static_cast<size_t>(r));
+  rep.checking = false;
+  std::string why = error;
+  std::optional<serving::ReplicaInfo> info;
+  if (why.empty() && status != 200) why = "/internal/v1/info answered " + std::to_string(status);
+  if (why.empty()) {
+    try {
+      info = serving::parse_replica_info(body);
+    } catch (const std::exception& e) {
+      why = std::string("/internal/v1/info: ") + e.what();
+    }
+  }
+  if (info && !rep.watched && !info->block_events.empty()) {
+    rep.watched = true;
+    try {
+      events_.watch(r, reachable_endpoint(info->block_events, rep.pool.target().host));
+    } catch (const std::exception& e) {
+      say("replica " + rep.url + ": " + e.what());
+    }
+  }
+  MutexLock lock(mu_);
+  if (info) {
+    const std::string mismatch = route::identity_mismatch(opt_.mine, info->identity);
+    if (mismatch != rep.registration_mismatch && !mismatch.empty())
+      say("replica " + rep.url + " is not scored for prefix overlap: its cache identity differs (" + mismatch + ")");
+    rep.registration_mismatch = mismatch;
+    rep.registration_field = route::identity_mismatch_field(opt_.mine, info->identity);
+    rep.info = std::move(info);
+  }
+  set_up(rep, why.empty(), why);
+}
+
+void ReplicaSet::set_up(Replica& rep, bool up, const std::string& why) {
+  if (rep.up == up) return;
+  rep.up = up;
+  say("replica " + rep.url + (up ? " is up" : " is down: " + why));
+}
+
+void ReplicaSet::mark_down(ReplicaId r, const std::string& why) {
+  MutexLock lock(mu_);
+  set_up(*replicas_.at(static_cast<size_t>(r)), false, why);
+}
+
+void ReplicaSet::add_load(ReplicaId r, int64_t tokens) {
+  MutexLock lock(mu_);
+  replicas_.at(static_cast<size_t>(r))->load_tokens += tokens;
+}
+
+void ReplicaSet::count_retry(ReplicaId from) {
+  MutexLock lock(mu_);
+  ++replicas_.at(static_cast<size_t>(from))->retries_from;
+}
+
+void ReplicaSet::count_stream_error(ReplicaId r) {
+  MutexLock lock(mu_);
+  ++replicas_.at(static_cast<size_t>(r))->stream_errors;
+}
+
+std::optional<ReplicaId> ReplicaSet::choose(const route::RouteRequest& request, std::optional<ReplicaId> avoid) {
+  std::vector<route::ReplicaState> states(replicas_.size());
+  {
+    MutexLock lock(mu_);
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      const Replica& rep = *replicas_[i];
+      states[i].live = rep.up && rep.info && !(avoid && *avoid == rep.id);
+      states[i].scorable = rep.registration_mismatch.empty();
+      states[i].load = rep.load_tokens;
+    }
+  }
+  const std::vector<route::ReplicaFeed> feeds = event_feeds();
+  for (size_t i = 0; i < replicas_.size(); ++i) states[i].scorable = states[i].scorable && feeds[i].scorable;
+  std::optional<ReplicaId> chosen;
+  {
+    std::lock_guard lock(index_mu_);
+    chosen = policy_->choose(request, index_, states);
+  }
+  if (chosen) {
+    MutexLock lock(mu_);
+    ++replicas_.at(static_cast<size_t>(*chosen))->placed;
+  }
+  return chosen;
+}
+
+std::optional<RequestBounds> ReplicaSet::bounds() const {
+  MutexLock lock(mu_);
+  std::optional<RequestBounds> out;
+  for (const auto& rep : replicas_) {
+    if (!rep->info) continue;
+    const RequestBounds& b = rep->info->bounds;
+    if (!out) {
+      out = b;
+      continue;
+    }
+    out->context_length = std::min(out->context_length, b.context_length);
+    out->pool_blocks = std::min(out->pool_blocks, b.pool_blocks);
+  }
+  return out;
+}
+
+std::vector<ReplicaView> ReplicaSet::snapshot() const {
+  std::vector<ReplicaView> out(replicas_.size());
+  std::vector<route::ReplicaFeed> feeds = event_feeds();
+  for (size_t i = 0; i < replicas_.size(); ++i) out[i].feed = std::move(feeds[i]);
+  MutexLock lock(mu_);
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    const Replica& rep = *replicas_[i];
+    ReplicaView& v = out[i];
+    v.url = rep.url;
+    v.up = rep.up;
+    v.registered = rep.info.has_value();
+    v.mismatch = rep.registration_mismatch.empty() ? v.feed.mismatch : rep.registration_mismatch;
+    v.mismatch_field = rep.registration_mismatch.empty() ? v.feed.mismatch_field : rep.registration_field;
+    v.scorable = rep.registration_mismatch.empty() && v.feed.scorable;
+    if (!v.scorable && v.mismatch.empty())
+      v.mismatch = v.registered ? "no block events heard yet" : "not registered yet";
+    v.load_tokens = rep.load_tokens;
+    v.placed = rep.placed;
+    v.retries_from = rep.retries_from;
+    v.stream_errors = rep.stream_errors;
+  }
+  return out;
+}
+
+std::vector<route::ReplicaFeed> ReplicaSet::event_feeds() const {
+  std::vector<route::ReplicaFeed> out(replicas_.size());  // unwatched: not heard, so not scorable
+  for (auto& [r, feed] : events_.feeds()) out.at(static_cast<size_t>(r)) = std::move(feed);
+  return out;
+}
+
+std::string ReplicaSet::policy_name() const {
+  std::lock_guard lock(index_mu_);
+  return policy_->name();
+}
+
+}  // namespace kvgate::front
