@@ -18,6 +18,18 @@ import { startKvgate } from './server.mjs';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// `promise`, or `onTimeout()` once `ms` have passed first; the timer is
+// cleared either way (a pending timer would keep the test process alive).
+export async function within(promise, ms, onTimeout) {
+  let timer;
+  const late = new Promise((r) => (timer = setTimeout(() => r(onTimeout()), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // Polls `probe` (sync or async) until it returns a truthy value, which it
 // resolves to; past `timeoutMs` it throws with `what` and the last value seen.
 export async function waitFor(probe, { timeoutMs = 5000, intervalMs = 50, what = 'a condition' } = {}) {
