@@ -2,6 +2,7 @@
 #include "gateway/client/http_exchange.h"
 
 #include <boost/asio/post.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -33,6 +34,12 @@ std::string field_or_empty(const http::fields& f, http::field name) {
 }
 
 }  // namespace
+
+std::string HttpResponseHead::field(std::string_view name) const {
+  for (const auto& [n, v] : fields)
+    if (boost::beast::iequals(n, name)) return v;
+  return {};
+}
 
 std::shared_ptr<HttpExchange> HttpExchange::start(ConnectionPool& pool, const HttpCall& call,
                                                   ExchangeHandlers handlers) {
@@ -136,6 +143,7 @@ void HttpExchange::on_header(boost::system::error_code ec) {
     HttpResponseHead head;
     head.content_type = field_or_empty(h, http::field::content_type);
     head.retry_after = field_or_empty(h, http::field::retry_after);
+    for (const auto& f : h) head.fields.emplace_back(std::string(f.name_string()), std::string(f.value()));
     handlers_.on_header(static_cast<int>(h.result_int()), head);
   }
   read_some();

@@ -58,6 +58,9 @@ struct HttpCall {
 struct HttpResponseHead {
   std::string content_type;  // Content-Type, empty when absent
   std::string retry_after;   // Retry-After as sent, empty when absent
+  std::vector<std::pair<std::string, std::string>> fields;  // every header, as sent
+  // The value of the first header named `name` (case-insensitive), empty when absent.
+  std::string field(std::string_view name) const;
 };
 
 struct ExchangeHandlers {

@@ -50,6 +50,7 @@ struct RemoteEngine::Flight {
   std::string wire_error;                // the stream could not be read
   std::optional<serving::ReplicaStreamReader> reader;
   std::shared_ptr<client::HttpExchange> exchange;
+  std::string replica_request;           // the replica's id of it, from the stream's header
   Tokens output;
   std::vector<SteadyClock::time_point> token_times;
   bool completed = false;
@@ -116,6 +117,7 @@ void RemoteEngine::send(const std::shared_ptr<Flight>& f) {
   if (f->cancelled) return ended(f, "cancelled");
   f->status = 0;
   f->error_body.clear();
+  f->replica_request.clear();
   f->reader.emplace(
       f->arrival,
       [f](TokenId t) {
@@ -131,7 +133,10 @@ void RemoteEngine::send(const std::shared_ptr<Flight>& f) {
   call.body = f->body;
   call.headers.emplace_back("Accept", std::string(serving::kReplicaStreamContentType));
   client::ExchangeHandlers h;
-  h.on_header = [f](int status, const client::HttpResponseHead&) { f->status = status; };
+  h.on_header = [f](int status, const client::HttpResponseHead& head) {
+    f->status = status;
+    f->replica_request = head.field(serving::kReplicaRequestIdHeader);
+  };
   h.on_body = [f](std::string_view bytes) {
     if (f->status != 200) {
       if (f->error_body.size() < 4096) f->error_body.append(bytes);
@@ -224,10 +229,26 @@ void RemoteEngine::cancel(RequestId id) {
     if (auto it = flights_.find(id); it != flights_.end()) f = it->second;
   }
   if (!f) return;
-  boost::asio::post(replicas_.io(), [f] {
+  boost::asio::post(replicas_.io(), [this, f] {
     if (f->completed || f->cancelled) return;
     f->cancelled = true;
-    if (f->exchange) f->exchange->cancel();  // its on_end completes it as cancelled
+    if (!f->exchange) return;  // not sent yet: send() ends it
+    if (f->replica_request.empty()) return f->exchange->cancel();  // no stream yet: nothing to account for
+    // Ask the replica, so that its stream ends with the request's accounting
+    // (cached and fresh prefill, what was written); should that fail,
+    // closing the connection cancels it there too.
+    client::HttpCall call;
+    call.method = "POST";
+    call.path = std::string(serving::kReplicaCancelPath) + f->replica_request;
+    call.bearer = replicas_.token();
+    call.timeout = std::chrono::seconds(5);
+    auto status = std::make_shared<int>(0);
+    client::ExchangeHandlers h;
+    h.on_header = [status](int s, const client::HttpResponseHead&) { *status = s; };
+    h.on_end = [f, status](const std::string& error) {
+      if ((!error.empty() || *status != 200) && f->exchange) f->exchange->cancel();
+    };
+    client::HttpExchange::start(replicas_.pool(f->replica), call, std::move(h));
   });
 }
 

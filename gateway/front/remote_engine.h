@@ -17,8 +17,11 @@
 //              the pipeline turns into an error frame; the prompt is billed
 //              as fresh prefill with the tokens delivered, since the
 //              replica's own accounting never arrived.
-//   cancel     the connection to the replica is closed, which cancels the
-//              request there; what was delivered is billed as above.
+//   cancel     (a stop string matched, the client went away) the replica
+//              is asked to end the request, and its stream ends as usual,
+//              with the accounting; if that call fails the connection is
+//              closed, which cancels it there too, and what was delivered
+//              is billed as above.
 //
 // Threads: start() and cancel() from any thread; everything else on the
 // ReplicaSet's I/O thread, where the callback runs (it must not block).

@@ -4,6 +4,7 @@
 // sent, in order, when it opens.
 #include "gateway/serving/internal_api.h"
 
+#include <charconv>
 #include <memory>
 
 #include "engine/mutex.h"
@@ -30,9 +31,10 @@ class ReplicaStream {
  public:
   explicit ReplicaStream(server::Reply reply) : reply_(std::move(reply)) {}
 
-  void open() ABSL_LOCKS_EXCLUDED(mu_) {
+  void open(RequestId id) ABSL_LOCKS_EXCLUDED(mu_) {
     MutexLock lock(mu_);
-    reply_.start_stream(200, {{"Content-Type", std::string(kReplicaStreamContentType)}});
+    reply_.start_stream(200, {{"Content-Type", std::string(kReplicaStreamContentType)},
+                              {std::string(kReplicaRequestIdHeader), std::to_string(id)}});
     if (!held_tokens_.empty()) reply_.write(encode_token_line(held_tokens_));
     held_tokens_.clear();
     open_ = true;
@@ -101,6 +103,11 @@ void InternalApi::route(const server::HttpRequest& req, server::Reply& reply) co
     require_token(req, token_);
     return generate(req, reply);
   }
+  if (path.starts_with(kReplicaCancelPath)) {
+    only("POST");
+    require_token(req, token_);
+    return cancel(path.substr(kReplicaCancelPath.size()), reply);
+  }
   if (path == kReplicaInfoPath) {
     only("GET");
     require_token(req, token_);
@@ -131,7 +138,16 @@ void InternalApi::generate(const server::HttpRequest& req, server::Reply& reply)
   }
   Engine& engine = engine_;
   reply.on_close([&engine, id] { engine.cancel(id); });  // the front went away: stop spending on it
-  stream->open();
+  stream->open(id);
+}
+
+void InternalApi::cancel(std::string_view id_text, server::Reply& reply) const {
+  RequestId id = 0;
+  const auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+  if (ec != std::errc() || end != id_text.data() + id_text.size() || id_text.empty())
+    throw openai::invalid_request("the request id to cancel must be a decimal number, not '" + std::string(id_text) + "'");
+  engine_.cancel(id);
+  send_json(reply, 200, {{"cancelled", id}});
 }
 
 void InternalApi::info(server::Reply& reply) const {

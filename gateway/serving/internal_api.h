@@ -4,6 +4,8 @@
 //
 //   POST /internal/v1/generate   run one request the front admitted, as
 //                                token ids; stream its ids and its result
+//   POST /internal/v1/cancel/ID  end a request early (its stream still
+//                                ends with its done line)
 //   GET  /internal/v1/info       the replica's cache identity, bounds, load
 //
 // Both need `Authorization: Bearer <internal token>` (401 otherwise). The
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "cache/tiers/kv_identity.h"
 #include "engine/sched/engine.h"
@@ -43,6 +46,7 @@ class InternalApi {
  private:
   void route(const server::HttpRequest& req, server::Reply& reply) const;
   void generate(const server::HttpRequest& req, server::Reply& reply) const;
+  void cancel(std::string_view id, server::Reply& reply) const;
   void info(server::Reply& reply) const;
 
   Engine& engine_;

@@ -24,6 +24,11 @@
 //   error shape: 400 (a body this file refuses, or the engine's limits),
 //   401 (the token), 503 with retry-after (the engine is full or failed).
 //
+//   The stream's header names the replica's request id (kReplicaRequestIdHeader).
+//   POST /internal/v1/cancel/<id>  ends that request early (its stream
+//     still ends with the done line): a stop string matched at the front, or
+//     its client went away. 200 {"cancelled": id}, unknown ids included.
+//
 //   GET /internal/v1/info        a ReplicaInfo: what the front checks before
 //     it sends a replica anything (the cache identity must be its own) and
 //     the replica's load.
@@ -66,6 +71,12 @@ class ReplicaWireError : public std::runtime_error {
 
 inline constexpr std::string_view kReplicaGeneratePath = "/internal/v1/generate";
 inline constexpr std::string_view kReplicaInfoPath = "/internal/v1/info";
+// POST kReplicaCancelPath + "<id>": ends the replica's request `id` (its
+// generate response named it in kReplicaRequestIdHeader); its stream then
+// ends as usual, with the done line and the request's accounting, which a
+// front that closed the connection instead would never see.
+inline constexpr std::string_view kReplicaCancelPath = "/internal/v1/cancel/";
+inline constexpr std::string_view kReplicaRequestIdHeader = "x-kvgate-request-id";
 inline constexpr std::string_view kReplicaStreamContentType = "application/x-ndjson";
 // The longest response line a reader takes (a done line is a few hundred bytes).
 inline constexpr size_t kReplicaMaxLine = size_t{1} << 20;
