@@ -138,7 +138,10 @@ export class Cluster {
 
   async #start(subcommand, args, name) {
     const dataDir = mkdtempSync(path.join(this.dir, `${name}-`));
-    const s = await startKvgate(subcommand, args, { dataDir, name, onSpawn: track });
+    // Several engines share the machine's cores: one OpenMP thread each, which
+    // sleeps when idle, or each waits on the others' spinning threads.
+    const env = { OMP_NUM_THREADS: '1', OMP_WAIT_POLICY: 'passive' };
+    const s = await startKvgate(subcommand, args, { dataDir, name, onSpawn: track, env });
     s.name = name;
     this.processes.push(s);
     return s;

@@ -208,6 +208,25 @@ test("tenants never share cached blocks through the front, in any tier", async (
   assert.equal(acme.cached_tokens, cached(b));
 });
 
+test("a stop string ends the request at its replica, which still reports the prompt's accounting", async (t) => {
+  // The stop is matched at the front, which asks the replica to end the
+  // request: the replica's done line (cached and fresh prefill) must still
+  // reach the bill, so the repeat is billed as cached.
+  const prompt = longPrompt(900);
+  const free = await complete(demoAware, prompt, { max_tokens: 48 });
+  const stop = free.text.trim().split(/\s+/).filter((w) => w.length >= 3)[2];
+  assert.ok(stop, `a word to stop at in ${JSON.stringify(free.text)}`);
+  await settle();
+  const r = await complete(demoAware, prompt, { max_tokens: 48, stop: [stop] });
+  t.diagnostic(`stop ${JSON.stringify(stop)}: ${r.usage.completion_tokens} tokens, ${cached(r)} of ${r.usage.prompt_tokens} cached`);
+  assert.equal(r.finish, 'stop');
+  assert.ok(!r.text.includes(stop), 'the stop string is not in the text');
+  assert.ok(r.usage.completion_tokens < 48, 'the request ended at the stop');
+  assert.equal(r.replica, free.replica, 'the repeat ran where the prompt is resident');
+  assert.ok(cached(r) >= r.usage.prompt_tokens - B, `most of the prompt cached: ${JSON.stringify(r.usage)}`);
+  assert.equal(r.usage.prompt_tokens, cached(r) + r.usage.kvgate.fresh_prefill_tokens, 'prompt = cached + fresh');
+});
+
 test('a replica refuses tenants directly, and its internal route without the token', async () => {
   const r = replicas[0];
   await assert.rejects(

@@ -26,13 +26,14 @@ export function defaultModel() {
 // stories260K; null: no --model flag). `name`: a prefix for its stderr
 // lines, when several run at once. `onSpawn(child)`: told of the process as
 // soon as it exists, so a caller can kill it even if the start fails.
-export async function startKvgate(subcommand, extraArgs = [], { dataDir: reuse, model, name, onSpawn } = {}) {
+// `env`: variables added to the process's environment.
+export async function startKvgate(subcommand, extraArgs = [], { dataDir: reuse, model, name, onSpawn, env } = {}) {
   if (!binary) throw new Error('KVGATE_BINARY is not set');
   const dataDir = reuse ?? mkdtempSync(path.join(tmpdir(), `kvgate-e2e-${subcommand}-`));
   const args = [subcommand, '--data-dir', dataDir, '--listen', '127.0.0.1:0', ...extraArgs];
   const modelFile = model === undefined ? defaultModel() : model;
   if (modelFile) args.push('--model', modelFile);
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   onSpawn?.(child);
   const lines = [];
   const errLines = [];
