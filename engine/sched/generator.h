@@ -37,7 +37,9 @@ class EngineFailed : public Error {
 class Generator {
  public:
   // Told, before the first token can arrive, the request's id and where it
-  // runs ("" on this machine; a replica's URL on a front).
+  // runs ("" on this machine; a replica's URL on a front), and again, from
+  // another thread but still before the first token, if it moves (a front's
+  // retry elsewhere): a copy is kept as long as the request runs.
   using OnPlaced = std::function<void(RequestId id, std::string_view where)>;
 
   virtual ~Generator() = default;

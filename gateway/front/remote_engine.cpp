@@ -40,6 +40,7 @@ struct RemoteEngine::Flight {
   int64_t load = 0;                      // prompt + max_tokens
   int32_t prompt_tokens = 0;
   RequestStream::Callback cb;
+  Generator::OnPlaced placed;            // told again when a retry moves it
   SteadyClock::time_point arrival;
 
   // The I/O thread's alone once sent.
@@ -108,6 +109,7 @@ RequestId RemoteEngine::start(Request req, Submitter who, RequestStream::Callbac
     MutexLock lock(mu_);
     flights_.emplace(f->id, f);
   }
+  f->placed = placed;
   if (placed) placed(f->id, replicas_.url(*r));
   boost::asio::post(replicas_.io(), [this, f] { send(f); });
   return f->id;
@@ -184,6 +186,7 @@ void RemoteEngine::ended(const std::shared_ptr<Flight>& f, const std::string& er
       replicas_.add_load(*next, f->load);
       f->replica = *next;
       f->retried = true;
+      if (f->placed) f->placed(f->id, replicas_.url(*next));
       return send(f);
     }
   }

@@ -122,7 +122,8 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   };
   try {
     const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas))};
-    return engine_.start(std::move(er), who, std::move(on_event), [&](RequestId rid, std::string_view where) {
+    // Kept by a front's engine: a retry elsewhere tells the sink again.
+    return engine_.start(std::move(er), who, std::move(on_event), [this, f](RequestId rid, std::string_view where) {
       f->started(engine_, rid);
       if (!where.empty()) f->sink->on_placed(where);
     });

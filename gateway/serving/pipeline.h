@@ -65,7 +65,7 @@ class Sink {
   // Once, last, after the ledger record is durable.
   virtual void on_done(const Served& served) = 0;
   // Where the request runs, when not on this machine (a route front's
-  // replica): once, before any text.
+  // replica): before any text; again if a retry moves it, still before any text.
   virtual void on_placed(std::string_view where) { (void)where; }
 };
 

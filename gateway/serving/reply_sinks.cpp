@@ -42,11 +42,22 @@ namespace {
 
 constexpr const char* kReplicaHeader = "x-kvgate-replica";
 
+
+// The last placement wins: a retry before the first token moved it.
+void set_replica(server::HttpHeaders& h, std::string_view where) {
+  for (auto& [name, value] : h)
+    if (name == kReplicaHeader) {
+      value = where;
+      return;
+    }
+  h.push_back({kReplicaHeader, std::string(where)});
+}
+
 }  // namespace
 
 void WholeReplySink::on_placed(std::string_view where) {
   MutexLock lock(mu_);
-  headers_.push_back({kReplicaHeader, std::string(where)});
+  set_replica(headers_, where);
 }
 
 server::HttpHeaders WholeReplySink::headers() {
@@ -74,7 +85,7 @@ void WholeReplySink::on_done(const Served& s) {
 
 void StreamReplySink::on_placed(std::string_view where) {
   MutexLock lock(mu_);
-  headers_.push_back({kReplicaHeader, std::string(where)});
+  if (!open_) set_replica(headers_, where);  // once open, the header has gone out
 }
 
 void StreamReplySink::open() {

@@ -418,3 +418,28 @@ test('kill -9 mid-stream: its streams end with an error, the others complete', a
   assert.ok(u.completion_tokens - usageBefore.completion_tokens >= finished + onVictim.length,
     `the streams cut short are billed what they generated: ${u.completion_tokens - usageBefore.completion_tokens}`);
 });
+
+test('a replica that died unnoticed: requests placed on it are retried elsewhere before their first token', async (t) => {
+  // A front that checks health only every minute still believes the dead
+  // replica is up: whatever it places there finds it unreachable and runs
+  // on the other, and the client sees only successes.
+  const pair = await Promise.all([cluster.startReplica(), cluster.startReplica()]);
+  const front = await cluster.startFront(pair, { router: 'round_robin', healthIntervalMs: 60000 });
+  await waitUp(front, pair.map((r) => r.url));
+  const client = clientFor(front);
+  const [dead, alive] = pair;
+  await dead.kill9();
+  const placed = [];
+  for (let i = 0; i < 4; i++) {
+    const r = await complete(client, `Once upon a time, retried ${i},`);
+    // A whole response names where it ran, after any retry.
+    assert.equal(r.replica, alive.url);
+    placed.push(r.replica);
+  }
+  t.diagnostic(`placed on ${placed.join(', ')}`);
+  const m = await scrape(front);
+  assert.ok(value(m, 'kvgate_route_retries_total', { replica: dead.url }) >= 1, 'a request moved away from the dead replica');
+  assert.equal(value(m, 'kvgate_route_replica_up', { replica: dead.url }), 0, 'taken out of rotation by the request that found it dead');
+  assert.equal(value(m, 'kvgate_route_replica_up', { replica: alive.url }), 1);
+  assert.equal(await within(front.stop(), 15000, () => 'hung'), 0);
+});
