@@ -33,7 +33,7 @@ BlockEventPublisher::BlockEventPublisher(BlockEventPublisherOptions options)
   } catch (const zmq::error_t& e) {
     throw Error("block events: cannot bind " + opt_.endpoint + ": " + e.what());
   }
-  queue_.reserve(1024);
+  open_.reserve(1024);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -51,11 +51,45 @@ void BlockEventPublisher::on_block_event(const cache::BlockEvent& e) {
   std::lock_guard lock(mu_);
   ++stats_.events;
   route::apply_event(stats_.digest, w);
-  if (queue_.size() >= opt_.queue_events) {
+  HeldTier& held = held_[static_cast<size_t>(e.tier)];
+  if (e.kind == cache::BlockEventKind::kStored)
+    held.insert_or_assign(e.hash, Held{e.parent, e.tenant, e.depth});
+  else
+    held.erase(e.hash);
+  if (queued_ >= opt_.queue_events) {
     ++stats_.dropped;
     return;
   }
-  queue_.push_back(w);
+  open_.push_back(w);
+  ++queued_;
+  if (open_.size() >= opt_.max_batch_events) close_batch();
+}
+
+void BlockEventPublisher::close_batch() {
+  if (open_.empty()) return;
+  route::EventMessage& m = closed_.emplace_back();
+  m.type = route::EventMessage::Type::kEvents;
+  m.seq = ++seq_;
+  m.events.swap(open_);
+}
+
+route::EventMessage BlockEventPublisher::snapshot() {
+  route::EventMessage m;
+  m.type = route::EventMessage::Type::kEvents;
+  m.instance = instance_;
+  m.identity = opt_.identity;
+  std::lock_guard lock(mu_);
+  close_batch();
+  m.seq = seq_;
+  size_t n = 0;
+  for (const HeldTier& t : held_) n += t.size();
+  m.events.reserve(n);
+  for (size_t tier = 0; tier < held_.size(); ++tier)
+    for (const auto& [hash, h] : held_[tier])
+      m.events.push_back({cache::BlockEventKind::kStored, static_cast<policies::Tier>(tier), hash, h.parent, h.tenant,
+                          h.depth});
+  ++stats_.snapshots;
+  return m;
 }
 
 BlockEventPublisherStats BlockEventPublisher::stats() const {
@@ -65,7 +99,6 @@ BlockEventPublisherStats BlockEventPublisher::stats() const {
 
 void BlockEventPublisher::send(route::EventMessage& m) {
   m.instance = instance_;
-  m.seq = ++seq_;
   m.identity = opt_.identity;
   const std::vector<std::byte> bytes = route::encode(m);
   // dontwait: at the high-water mark a PUB socket drops rather than blocks.
@@ -75,37 +108,33 @@ void BlockEventPublisher::send(route::EventMessage& m) {
   if (m.type == route::EventMessage::Type::kEvents) stats_.sent += static_cast<int64_t>(m.events.size());
 }
 
-// Each round sends everything queued (in messages of at most
-// max_batch_events), then, when due, the digest taken with that queue: it
-// covers exactly the events sent before it and those dropped.
+// Each round closes the open batch, then, when due, takes the digest after
+// it (the digest's seq follows the batch's: it covers exactly the events of
+// the messages before it, and those dropped), and sends every closed
+// message in seq order. Only this thread sends, so the order on the wire is
+// the order of the numbers.
 void BlockEventPublisher::run() {
   using Clock = std::chrono::steady_clock;
   auto next_digest = Clock::now() + opt_.digest_interval;
-  std::vector<route::WireEvent> batch;
+  std::deque<route::EventMessage> out;
   for (bool last = false; !last;) {
-    route::ReplicaDigest digest;
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, opt_.batch_interval, [&] { return stop_; });
       last = stop_;
-      batch.swap(queue_);
-      digest = stats_.digest;
+      close_batch();
+      if (const auto now = Clock::now(); now >= next_digest || last) {
+        route::EventMessage& m = closed_.emplace_back();
+        m.type = route::EventMessage::Type::kDigest;
+        m.seq = ++seq_;
+        m.digest = stats_.digest;
+        next_digest = now + opt_.digest_interval;
+      }
+      out.swap(closed_);
+      queued_ = 0;
     }
-    for (size_t at = 0; at < batch.size(); at += opt_.max_batch_events) {
-      route::EventMessage m;
-      m.type = route::EventMessage::Type::kEvents;
-      const auto first = batch.begin() + static_cast<std::ptrdiff_t>(at);
-      m.events.assign(first, first + static_cast<std::ptrdiff_t>(std::min(opt_.max_batch_events, batch.size() - at)));
-      send(m);
-    }
-    batch.clear();
-    if (const auto now = Clock::now(); now >= next_digest || last) {
-      route::EventMessage m;
-      m.type = route::EventMessage::Type::kDigest;
-      m.digest = digest;
-      send(m);
-      next_digest = now + opt_.digest_interval;
-    }
+    for (route::EventMessage& m : out) send(m);
+    out.clear();
   }
 }
 
