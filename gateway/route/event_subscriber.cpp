@@ -1,6 +1,7 @@
 #include "gateway/route/event_subscriber.h"
 
 #include <cstdio>
+#include <utility>
 #include <zmq.hpp>
 
 #include "gateway/route/route_error.h"
@@ -11,6 +12,12 @@ struct EventSubscriber::Watched {
   ReplicaId id;
   ReplicaFeed feed;  // guarded by the subscriber's mu_
   std::unique_ptr<zmq::socket_t> socket;
+  // Guarded by mu_: while feed.resyncing, every message applied (in seq
+  // order), for resync() to apply again after the snapshot.
+  std::vector<EventMessage> kept;
+  size_t kept_events = 0;
+  bool kept_overflow = false;  // past kMaxResyncKept: the resync will be refused
+  uint64_t left_instance = 0;  // the instance the feed left at its last restart
 };
 
 namespace {
@@ -77,15 +84,15 @@ void EventSubscriber::apply_bytes(ReplicaId r, std::span<const std::byte> bytes)
   }
 }
 
-void EventSubscriber::apply(ReplicaId r, const EventMessage& m) {
-  std::lock_guard lock(mu_);
-  Watched* w = nullptr;
+EventSubscriber::Watched& EventSubscriber::find(ReplicaId r) {
   for (auto& x : watched_)
-    if (x->id == r) w = x.get();
-  if (!w) throw RouteError("block events: replica " + std::to_string(r) + " is not watched");
-  ReplicaFeed& f = w->feed;
-  ++f.messages;
+    if (x->id == r) return *x;
+  throw RouteError("block events: replica " + std::to_string(r) + " is not watched");
+}
 
+void EventSubscriber::check_header(Watched& w, const EventMessage& m) {
+  ReplicaFeed& f = w.feed;
+  const ReplicaId r = w.id;
   const std::string why = identity_mismatch(mine_, m.identity);
   const bool restarted = f.heard && m.instance != f.instance;
   if (!f.heard || restarted || why != f.mismatch) {
@@ -102,38 +109,141 @@ void EventSubscriber::apply(ReplicaId r, const EventMessage& m) {
       std::lock_guard index_lock(index_mu_);
       index_.cleared(r);
     }
-    if (restarted) ++f.restarts;
+    if (restarted) {
+      ++f.restarts;
+      w.left_instance = f.instance;
+      w.kept.clear();  // the old instance's messages say nothing of the new one
+      w.kept_events = 0;
+    }
     f.view = {};
     f.view_agrees = true;
+    f.wants_resync = false;  // a fresh start: the sequence check below says whether it began late
     f.instance = m.instance;
     f.last_seq = 0;
   }
   f.heard = true;
   f.scorable = why.empty();
+}
+
+void EventSubscriber::apply_events(Watched& w, const EventMessage& m) {
+  for (const WireEvent& e : m.events) {
+    apply_event(w.feed.view, e);
+    if (e.kind == cache::BlockEventKind::kStored)
+      index_.stored(w.id, e.hash, e.tier);
+    else
+      index_.removed(w.id, e.hash, e.tier);
+  }
+}
+
+void EventSubscriber::apply(ReplicaId r, const EventMessage& m) {
+  std::lock_guard lock(mu_);
+  Watched& w = find(r);
+  ReplicaFeed& f = w.feed;
+  ++f.messages;
+  check_header(w, m);
 
   if (f.last_seq != 0 && m.seq <= f.last_seq) return;  // a duplicate or stale message
-  if (m.seq > f.last_seq + 1) {
+  if (m.seq > f.last_seq + 1) {  // lost messages, or the first heard is past 1: a late start
     ++f.gaps;
     f.lost_messages += static_cast<int64_t>(m.seq - f.last_seq - 1);
+    f.wants_resync = true;
   }
   f.last_seq = m.seq;
+  if (f.resyncing && !w.kept_overflow) {
+    if (w.kept_events + m.events.size() > kMaxResyncKept) {
+      w.kept_overflow = true;
+      w.kept = {};
+      w.kept_events = 0;
+    } else {
+      w.kept.push_back(m);
+      w.kept_events += m.events.size();
+    }
+  }
   if (!f.scorable) return;
 
   if (m.type == EventMessage::Type::kDigest) {
+    if (f.resyncing) return;  // the view is about to be rebuilt: compared then, in resync()
     ++f.digests;
     f.view_agrees = f.view == m.digest;
-    if (!f.view_agrees) ++f.digest_mismatches;
+    if (!f.view_agrees) {
+      ++f.digest_mismatches;
+      f.wants_resync = true;
+    }
     return;
   }
   f.events += static_cast<int64_t>(m.events.size());
   std::lock_guard index_lock(index_mu_);
-  for (const WireEvent& e : m.events) {
-    apply_event(f.view, e);
-    if (e.kind == cache::BlockEventKind::kStored)
-      index_.stored(r, e.hash, e.tier);
-    else
-      index_.removed(r, e.hash, e.tier);
+  apply_events(w, m);
+}
+
+void EventSubscriber::begin_resync(ReplicaId r) {
+  std::lock_guard lock(mu_);
+  Watched& w = find(r);
+  w.feed.resyncing = true;
+  w.kept.clear();
+  w.kept_events = 0;
+  w.kept_overflow = false;
+}
+
+void EventSubscriber::abandon_resync(ReplicaId r) {
+  std::lock_guard lock(mu_);
+  Watched& w = find(r);
+  w.feed.resyncing = false;
+  w.kept = {};
+  w.kept_events = 0;
+  w.kept_overflow = false;
+}
+
+bool EventSubscriber::resync(ReplicaId r, const EventMessage& snapshot) {
+  if (snapshot.type != EventMessage::Type::kEvents)
+    throw RouteError("block events: a snapshot of replica " + std::to_string(r) + " must be an events message");
+  std::lock_guard lock(mu_);
+  Watched& w = find(r);
+  ReplicaFeed& f = w.feed;
+  if (!f.resyncing)
+    throw RouteError("block events: resync of replica " + std::to_string(r) + " without begin_resync");
+  f.resyncing = false;
+  std::vector<EventMessage> kept = std::move(w.kept);
+  w.kept = {};
+  w.kept_events = 0;
+  const bool overflow = std::exchange(w.kept_overflow, false);
+  // Taken before a restart the feed has since seen: it describes the old instance.
+  if (f.heard && snapshot.instance != f.instance && snapshot.instance == w.left_instance) return false;
+  // Too much happened meanwhile to keep: the snapshot alone would lose it.
+  if (overflow) return false;
+  const bool other_instance = f.heard && snapshot.instance != f.instance;
+  check_header(w, snapshot);
+  if (other_instance) kept.clear();  // the old instance's messages
+
+  // From scratch, under the index's lock throughout: a request placed
+  // meanwhile sees the old view or the new one, never half of it.
+  std::lock_guard index_lock(index_mu_);
+  index_.cleared(r);
+  f.view = {};
+  f.view_agrees = true;
+  if (f.scorable) apply_events(w, snapshot);
+  uint64_t last = snapshot.seq;
+  bool hole = false;
+  for (const EventMessage& m : kept) {
+    if (m.seq <= snapshot.seq) continue;  // in the snapshot already
+    if (m.seq != last + 1) hole = true;   // lost on the way after the snapshot
+    last = m.seq;
+    if (!f.scorable) continue;
+    if (m.type == EventMessage::Type::kDigest) {
+      ++f.digests;
+      f.view_agrees = f.view == m.digest;
+      if (!f.view_agrees) {
+        ++f.digest_mismatches;
+        hole = true;
+      }
+      continue;
+    }
+    apply_events(w, m);
   }
+  f.last_seq = last;
+  f.wants_resync = hole;
+  ++f.resyncs;
+  return true;
 }
 
 void EventSubscriber::run() {

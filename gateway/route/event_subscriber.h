@@ -12,13 +12,30 @@
 //     for it is cleared and its sequence begins again.
 //   - sequence: a message after a gap is applied and the gap counted (its
 //     events were lost: the view is behind until the replica is resynced).
+//     A message of seq <= the last one applied is stale and dropped.
 //   - digest: the replica's own count and sums per tier, compared with the
 //     same sums over what the front applied; a difference marks the view as
 //     disagreeing (view_agrees = false) until a digest matches again.
 // A message that does not decode is dropped and counted.
 //
-// Thread ownership: watch(), feed() and feeds() from any thread, before or
-// after start(); the thread owns the sockets' reads.
+// Resync: a feed wants_resync after a gap, a digest that disagreed, or
+// when the first message heard of an instance is past seq 1 (the front
+// subscribed late: what the replica already held, a disk tier's blocks
+// found at open, was never told it). The owner (front/replica_set.h) then
+// calls begin_resync(r), fetches the replica's snapshot (GET
+// /internal/v1/blocks: every block it holds, as one events message whose
+// seq S covers exactly the messages of seq <= S) and calls resync(r,
+// snapshot). From begin_resync on, every message applied for r is also
+// kept; resync() clears r in the index, applies the snapshot, then the
+// kept messages of seq > S in order. That is exact: the snapshot was taken
+// after begin_resync, so every message of seq > S arrives after it, and is
+// kept (one lost on the way leaves a hole after S: the feed still wants a
+// resync). Digests kept during a resync are compared only then, against
+// the view rebuilt up to their seq.
+//
+// Thread ownership: watch(), feed(), feeds(), begin_resync(), resync() and
+// abandon_resync() from any thread, before or after start(); the thread
+// owns the sockets' reads.
 #pragma once
 
 #include <atomic>
@@ -47,6 +64,9 @@ struct ReplicaFeed {
   int64_t digests = 0, digest_mismatches = 0;
   bool view_agrees = true;      // the last digest matched what the front applied
   ReplicaDigest view{};         // the same sums over what the front applied
+  bool wants_resync = false;    // a gap, a digest mismatch or a late start: the view needs a snapshot
+  bool resyncing = false;       // between begin_resync() and resync() or abandon_resync()
+  int64_t resyncs = 0;          // snapshots applied
 };
 
 class EventSubscriber {
@@ -71,14 +91,43 @@ class EventSubscriber {
   // The same for raw bytes: decoded, or dropped and counted.
   void apply_bytes(ReplicaId r, std::span<const std::byte> bytes);
 
+  // Keeps every message applied for r from now on (again from empty when
+  // already keeping), until resync() or abandon_resync(). At most
+  // kMaxResyncKept events are kept: past that the resync that follows is
+  // refused (the snapshot alone would lose what came after it), and the
+  // feed still wants one.
+  void begin_resync(ReplicaId r);
+  // Applies `snapshot` (an events message of kStored events, taken after
+  // begin_resync(r)) as what r holds: the index's blocks of r and the view
+  // rebuilt from it, then the messages kept of seq > snapshot.seq, in
+  // order; last_seq the greater of the two; resyncs counted; wants_resync
+  // cleared unless a message after the snapshot was lost. A snapshot of
+  // another instance than the feed's is a restart (counted; the kept
+  // messages, the old instance's, dropped), except one of the instance the
+  // feed has left since (the replica restarted after answering): that one
+  // is stale and ignored. Returns whether it was applied. Throws
+  // RouteError when r is not watched, no begin_resync(r) is pending, or
+  // the message is a digest.
+  bool resync(ReplicaId r, const EventMessage& snapshot);
+  // The snapshot could not be had: stop keeping messages (wants_resync stays).
+  void abandon_resync(ReplicaId r);
+
+  static constexpr size_t kMaxResyncKept = size_t{1} << 20;
+
  private:
+  struct Watched;
   void run();
+  Watched& find(ReplicaId r);  // mu_ held
+  // The identity and instance checks of a message or a snapshot (mu_ held).
+  void check_header(Watched& w, const EventMessage& m);
+  // Applies the events of `m` to the index and the view (mu_ and the
+  // index's mutex held; the feed scorable).
+  void apply_events(Watched& w, const EventMessage& m);
 
   ReplicaIndex& index_;
   std::mutex& index_mu_;
   const cache::KvIdentity mine_;
 
-  struct Watched;
   std::vector<std::unique_ptr<Watched>> watched_;  // grows under mu_; each Watched stays put
   mutable std::mutex mu_;                          // guards every Watched's feed
   std::atomic<bool> stop_{false};

@@ -1,17 +1,23 @@
 // Block events end to end on loopback: a replica's BlockEventPublisher (a
 // real ZeroMQ PUB socket) and the front's EventSubscriber (SUB) feeding a
-// ReplicaIndex; then a real Scheduler's pool and host tier as the source.
+// ReplicaIndex; then a real Scheduler's pool and host tier as the source;
+// and the resync from a replica's snapshot, over the sockets and driven
+// message by message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <zmq.hpp>
 
 #include "cache/tiers/host_tier.h"
 #include "engine/sched/tier_identity.h"
 #include "gateway/route/event_subscriber.h"
 #include "gateway/route/replica_index.h"
+#include "gateway/route/route_error.h"
 #include "gateway/serving/block_event_publisher.h"
 #include "tests/engine/sched/prefix_support.h"
 
@@ -153,6 +159,16 @@ TEST(BlockEvents, DroppedEventsShowAsADigestMismatch) {
   EXPECT_GT(pub.stats().dropped, 0);
   ASSERT_TRUE(eventually([&] { return f.sub.feed(r).digest_mismatches > 0; }));
   EXPECT_FALSE(f.sub.feed(r).view_agrees);
+  EXPECT_TRUE(f.sub.feed(r).wants_resync);
+  // The snapshot holds what was dropped: a resync repairs the view, and the next digest agrees.
+  f.sub.begin_resync(r);
+  ASSERT_TRUE(f.sub.resync(r, pub.snapshot()));
+  EXPECT_FALSE(f.sub.feed(r).wants_resync);
+  const int64_t digests = f.sub.feed(r).digests;
+  ASSERT_TRUE(eventually([&] { return f.sub.feed(r).digests > digests; }));
+  EXPECT_TRUE(f.sub.feed(r).view_agrees);
+  std::lock_guard lock(f.mu);
+  EXPECT_EQ(f.index.resident(r, policies::Tier::kDevice), 20);
 }
 
 TEST(BlockEvents, ARestartedReplicaIsClearedAndAGapIsCounted) {
@@ -169,11 +185,13 @@ TEST(BlockEvents, ARestartedReplicaIsClearedAndAGapIsCounted) {
   f.sub.apply(r, m);
   const cache::BlockHash h{5, 6};
   EXPECT_EQ(f.held(r, {&h, 1}).disk, 1);
+  EXPECT_FALSE(f.sub.feed(r).wants_resync) << "heard from its first message on";
   m.seq = 4;  // 2 and 3 were lost
   m.events.clear();
   f.sub.apply(r, m);
   EXPECT_EQ(f.sub.feed(r).gaps, 1);
   EXPECT_EQ(f.sub.feed(r).lost_messages, 2);
+  EXPECT_TRUE(f.sub.feed(r).wants_resync) << "a gap needs a snapshot";
   m.seq = 3;  // late, already past
   f.sub.apply(r, m);
   EXPECT_EQ(f.sub.feed(r).gaps, 1);
@@ -190,10 +208,282 @@ TEST(BlockEvents, ARestartedReplicaIsClearedAndAGapIsCounted) {
   f.sub.apply(r, m);
   EXPECT_EQ(f.sub.feed(r).restarts, 1);
   EXPECT_EQ(f.held(r, {&h, 1}).blocks(), 0) << "what the old instance held was not cleared";
+  EXPECT_FALSE(f.sub.feed(r).wants_resync) << "a restart heard from its seq 1 is whole";
+  m.instance = 3;  // a restart heard late: what it held before is unknown
+  m.seq = 7;
+  f.sub.apply(r, m);
+  EXPECT_TRUE(f.sub.feed(r).wants_resync);
   // A message that does not decode is dropped and counted.
   const std::byte junk[3] = {std::byte{1}, std::byte{2}, std::byte{3}};
   f.sub.apply_bytes(r, junk);
   EXPECT_EQ(f.sub.feed(r).bad_messages, 1);
+}
+
+// ---- resync
+
+cache::BlockEvent removed(uint64_t n, policies::Tier tier = policies::Tier::kDevice) {
+  cache::BlockEvent e = stored(n, tier);
+  e.kind = cache::BlockEventKind::kRemoved;
+  return e;
+}
+
+route::WireEvent wire(const cache::BlockEvent& e) { return {e.kind, e.tier, e.hash, e.parent, e.tenant, e.depth}; }
+
+// A raw SUB socket on a publisher: every message it sends once connected.
+struct Tap {
+  explicit Tap(const std::string& endpoint) {
+    sub.set(zmq::sockopt::subscribe, "");
+    sub.set(zmq::sockopt::rcvtimeo, 2000);
+    sub.connect(endpoint);
+  }
+  std::optional<route::EventMessage> next() {
+    zmq::message_t msg;
+    if (!sub.recv(msg)) return std::nullopt;
+    return route::decode({static_cast<const std::byte*>(msg.data()), msg.size()});
+  }
+  zmq::context_t ctx{1};
+  zmq::socket_t sub{ctx, zmq::socket_type::sub};
+};
+
+std::set<uint64_t> stored_los(const std::vector<route::WireEvent>& events) {
+  std::set<uint64_t> out;
+  for (const route::WireEvent& e : events)
+    if (e.kind == cache::BlockEventKind::kStored) out.insert(e.hash.lo);
+  return out;
+}
+
+TEST(BlockEvents, ASnapshotCoversExactlyTheMessagesBeforeItAndTheNextIsItsSeqPlusOne) {
+  serving::BlockEventPublisherOptions o = publisher_options(some_identity());
+  o.digest_interval = std::chrono::hours(1);  // only events messages, until the end
+  serving::BlockEventPublisher pub(std::move(o));
+  Tap tap(pub.endpoint());
+  // Until the tap's connection lands: one block a round, each in a message of its own.
+  std::optional<route::EventMessage> first;
+  for (uint64_t i = 1; i < 200 && !first; ++i) {
+    pub.on_block_event(stored(1000 + i));
+    tap.sub.set(zmq::sockopt::rcvtimeo, 20);
+    first = tap.next();
+  }
+  ASSERT_TRUE(first);
+  tap.sub.set(zmq::sockopt::rcvtimeo, 2000);
+  // Drain what the warm-up still has in flight: the last warm-up block's message.
+  const size_t warmup = static_cast<size_t>(pub.stats().events);
+  uint64_t last = first->seq;
+  while (stored_los(first->events).count(1000 + warmup) == 0) {
+    first = tap.next();
+    ASSERT_TRUE(first);
+    last = first->seq;
+  }
+
+  for (uint64_t i = 1; i <= 5; ++i) pub.on_block_event(stored(i));
+  pub.on_block_event(removed(2));
+  pub.on_block_event(stored(7, policies::Tier::kDisk, 3));
+  const route::EventMessage snap = pub.snapshot();
+  pub.on_block_event(stored(9));
+  pub.on_block_event(removed(1));
+
+  EXPECT_EQ(snap.type, route::EventMessage::Type::kEvents);
+  EXPECT_EQ(snap.instance, pub.instance());
+  EXPECT_EQ(snap.identity, some_identity());
+  EXPECT_GT(snap.seq, last);
+  // Every block held when it was taken, as stored events of their tiers, the warm-up's too.
+  std::set<uint64_t> want{1, 3, 4, 5, 7};
+  for (size_t i = 1; i <= warmup; ++i) want.insert(1000 + i);
+  EXPECT_EQ(stored_los(snap.events), want);
+  EXPECT_EQ(snap.events.size(), want.size());
+  for (const route::WireEvent& e : snap.events) {
+    EXPECT_EQ(e.kind, cache::BlockEventKind::kStored);
+    if (e.hash.lo == 7) {
+      EXPECT_EQ(e, wire(stored(7, policies::Tier::kDisk, 3)));
+    } else {
+      EXPECT_EQ(e.tier, policies::Tier::kDevice);
+    }
+  }
+  // The messages after the warm-up's, up to the snapshot's seq, hold exactly what was told before it.
+  std::vector<route::WireEvent> before, after;
+  for (uint64_t seq = last + 1; seq <= snap.seq + 1;) {
+    const std::optional<route::EventMessage> m = tap.next();
+    ASSERT_TRUE(m) << "seq " << seq << " never came";
+    ASSERT_EQ(m->seq, seq);
+    ASSERT_EQ(m->type, route::EventMessage::Type::kEvents);
+    std::vector<route::WireEvent>& into = seq <= snap.seq ? before : after;
+    into.insert(into.end(), m->events.begin(), m->events.end());
+    ++seq;
+  }
+  const std::vector<route::WireEvent> told_before{wire(stored(1)), wire(stored(2)), wire(stored(3)),
+                                                   wire(stored(4)), wire(stored(5)), wire(removed(2)),
+                                                   wire(stored(7, policies::Tier::kDisk, 3))};
+  EXPECT_EQ(before, told_before);
+  // The next, seq S + 1, begins with what was told after it (a round may have taken only part).
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.front(), wire(stored(9)));
+  EXPECT_EQ(pub.stats().snapshots, 1);
+}
+
+TEST(BlockEvents, AFrontThatSubscribesAfterTheReplicaPublishedResyncsToWhatItHolds) {
+  const cache::KvIdentity id = some_identity();
+  serving::BlockEventPublisher pub(publisher_options(id));
+  std::vector<cache::BlockHash> chain;
+  for (uint64_t i = 1; i <= 6; ++i) {  // a disk tier's blocks found at open, then the device's
+    pub.on_block_event(stored(i, policies::Tier::kDisk, static_cast<int32_t>(i - 1)));
+    chain.push_back({i, i * 31});
+  }
+  for (uint64_t i = 1; i <= 3; ++i) pub.on_block_event(stored(i, policies::Tier::kDevice, static_cast<int32_t>(i - 1)));
+  // Sent before anyone listens: gone.
+  ASSERT_TRUE(eventually([&] { return pub.stats().messages >= 3; }));
+
+  Front f(id);
+  const route::ReplicaId r = f.index.add_replica();
+  f.sub.watch(r, pub.endpoint());
+  f.sub.start();
+  ASSERT_TRUE(eventually([&] { return f.sub.feed(r).digests > 0; }));
+  ReplicaFeed feed = f.sub.feed(r);
+  EXPECT_TRUE(feed.wants_resync) << "its first message was past seq 1";
+  EXPECT_FALSE(feed.view_agrees);
+  EXPECT_EQ(f.held(r, chain).blocks(), 0);
+
+  // What ReplicaSet does over GET /internal/v1/blocks.
+  f.sub.begin_resync(r);
+  EXPECT_TRUE(f.sub.feed(r).resyncing);
+  ASSERT_TRUE(f.sub.resync(r, pub.snapshot()));
+  feed = f.sub.feed(r);
+  EXPECT_EQ(feed.resyncs, 1);
+  EXPECT_FALSE(feed.wants_resync);
+  EXPECT_FALSE(feed.resyncing);
+  EXPECT_EQ(f.held(r, chain), (Residency{3, 0, 3, 0}));
+  // Events after the snapshot apply on top, and the next digest agrees.
+  pub.on_block_event(stored(4, policies::Tier::kDevice, 3));
+  const int64_t digests = feed.digests;
+  ASSERT_TRUE(eventually([&] { return f.sub.feed(r).digests > digests + 1; }));
+  feed = f.sub.feed(r);
+  EXPECT_TRUE(feed.view_agrees);
+  EXPECT_FALSE(feed.wants_resync);
+  EXPECT_EQ(feed.view, pub.stats().digest);
+  EXPECT_EQ(f.held(r, chain), (Residency{4, 0, 2, 0}));
+}
+
+// Messages of one instance, built by hand.
+struct Script {
+  cache::KvIdentity id = some_identity();
+  uint64_t instance = 1;
+  route::EventMessage events(uint64_t seq, std::vector<cache::BlockEvent> es) const {
+    route::EventMessage m;
+    m.type = route::EventMessage::Type::kEvents;
+    m.identity = id;
+    m.instance = instance;
+    m.seq = seq;
+    for (const cache::BlockEvent& e : es) m.events.push_back(wire(e));
+    return m;
+  }
+  route::EventMessage digest(uint64_t seq, const std::vector<cache::BlockEvent>& held) const {
+    route::EventMessage m = events(seq, {});
+    m.type = route::EventMessage::Type::kDigest;
+    for (const cache::BlockEvent& e : held) route::apply_event(m.digest, wire(e));
+    return m;
+  }
+};
+
+TEST(BlockEvents, EventsAppliedDuringAResyncAreNotLost) {
+  Front f(some_identity());
+  const route::ReplicaId r = f.index.add_replica();
+  f.sub.watch(r, "inproc://unused");
+  const Script s;
+  const auto has = [&](uint64_t n) {
+    const cache::BlockHash h{n, n * 31};
+    return f.held(r, {&h, 1}).device == 1;
+  };
+  f.sub.apply(r, s.events(1, {stored(1)}));
+  f.sub.apply(r, s.events(3, {stored(3)}));  // 2 (block 2) was lost
+  ASSERT_TRUE(f.sub.feed(r).wants_resync);
+  EXPECT_FALSE(has(2));
+
+  f.sub.begin_resync(r);
+  f.sub.apply(r, s.events(4, {stored(4)}));              // before the snapshot was taken: in it
+  f.sub.apply(r, s.events(5, {stored(5), removed(1)}));  // after it
+  f.sub.apply(r, s.digest(6, {stored(2), stored(3), stored(4), stored(5)}));
+  f.sub.apply(r, s.events(7, {stored(6)}));
+  EXPECT_TRUE(has(5)) << "applied at once too, while the snapshot is fetched";
+  // The replica's snapshot at seq 4: blocks 1 to 4.
+  route::EventMessage snap = s.events(4, {stored(1), stored(2), stored(3), stored(4)});
+  ASSERT_TRUE(f.sub.resync(r, snap));
+  ReplicaFeed feed = f.sub.feed(r);
+  EXPECT_EQ(feed.last_seq, 7u);
+  EXPECT_FALSE(feed.wants_resync);
+  EXPECT_TRUE(feed.view_agrees) << "the digest kept was checked against the view rebuilt up to it";
+  EXPECT_EQ(feed.resyncs, 1);
+  EXPECT_FALSE(has(1)) << "removed after the snapshot";
+  for (uint64_t n : {2, 3, 4, 5, 6}) EXPECT_TRUE(has(n)) << n;
+  {
+    std::lock_guard lock(f.mu);
+    EXPECT_EQ(f.index.resident(r, policies::Tier::kDevice), 5);
+  }
+  route::ReplicaDigest want{};
+  for (uint64_t n : {2, 3, 4, 5, 6}) route::apply_event(want, wire(stored(n)));
+  EXPECT_EQ(feed.view, want);
+  // Stale after it: dropped; the next applies.
+  f.sub.apply(r, s.events(5, {stored(1)}));
+  EXPECT_FALSE(has(1));
+  f.sub.apply(r, s.events(8, {stored(8)}));
+  EXPECT_TRUE(has(8));
+  EXPECT_FALSE(f.sub.feed(r).wants_resync);
+
+  // A message lost after the snapshot's seq: applied, but the feed still wants one.
+  f.sub.begin_resync(r);
+  f.sub.apply(r, s.events(10, {stored(10)}));  // 9 was lost
+  ASSERT_TRUE(f.sub.resync(r, s.events(8, {stored(2), stored(3), stored(4), stored(5), stored(6), stored(8)})));
+  EXPECT_TRUE(f.sub.feed(r).wants_resync);
+  EXPECT_TRUE(has(10));
+  EXPECT_EQ(f.sub.feed(r).last_seq, 10u);
+
+  // A snapshot that could not be had: nothing is kept any more, and it still wants one.
+  f.sub.begin_resync(r);
+  f.sub.abandon_resync(r);
+  EXPECT_FALSE(f.sub.feed(r).resyncing);
+  EXPECT_TRUE(f.sub.feed(r).wants_resync);
+  EXPECT_THROW(f.sub.resync(r, snap), route::RouteError) << "a resync needs begin_resync first";
+}
+
+TEST(BlockEvents, ASnapshotOfAnotherInstanceIsARestartAndOneOfAnInstanceLeftIsStale) {
+  Front f(some_identity());
+  const route::ReplicaId r = f.index.add_replica();
+  f.sub.watch(r, "inproc://unused");
+  Script s;
+  const auto has = [&](uint64_t n) {
+    const cache::BlockHash h{n, n * 31};
+    return f.held(r, {&h, 1}).blocks() == 1;
+  };
+  f.sub.apply(r, s.events(1, {stored(1)}));
+  f.sub.apply(r, s.events(2, {stored(2)}));
+  f.sub.begin_resync(r);
+  f.sub.apply(r, s.events(3, {stored(3)}));
+  // The replica restarted before it answered: its snapshot is of instance 2.
+  Script s2;
+  s2.instance = 2;
+  ASSERT_TRUE(f.sub.resync(r, s2.events(5, {stored(7, policies::Tier::kDisk)})));
+  ReplicaFeed feed = f.sub.feed(r);
+  EXPECT_EQ(feed.restarts, 1);
+  EXPECT_EQ(feed.instance, 2u);
+  EXPECT_EQ(feed.last_seq, 5u);
+  EXPECT_FALSE(feed.wants_resync);
+  for (uint64_t n : {1, 2, 3}) EXPECT_FALSE(has(n)) << "the old instance's block " << n;
+  EXPECT_TRUE(has(7));
+  f.sub.apply(r, s2.events(4, {stored(4)}));  // in the snapshot already
+  EXPECT_FALSE(has(4));
+  f.sub.apply(r, s2.events(6, {stored(6)}));
+  EXPECT_TRUE(has(6));
+
+  // It restarts again while a snapshot of instance 2 is on its way: that one is stale.
+  f.sub.begin_resync(r);
+  Script s3;
+  s3.instance = 3;
+  f.sub.apply(r, s3.events(1, {stored(30)}));
+  EXPECT_FALSE(f.sub.resync(r, s2.events(6, {stored(7, policies::Tier::kDisk), stored(6)})));
+  feed = f.sub.feed(r);
+  EXPECT_EQ(feed.instance, 3u);
+  EXPECT_EQ(feed.resyncs, 1);
+  EXPECT_FALSE(feed.resyncing);
+  EXPECT_TRUE(has(30));
+  EXPECT_FALSE(has(7));
 }
 
 // The device pool and the host tier of a real scheduler as the source: the
