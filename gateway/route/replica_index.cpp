@@ -1,6 +1,7 @@
 #include "gateway/route/replica_index.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <string>
 
@@ -197,11 +198,172 @@ size_t ReplicaIndex::memory_bytes() const {
          free_records_.capacity() * sizeof(uint64_t);
 }
 
+// One block's state for the replicas still matching: per tier (device,
+// host, disk, shared) the mask of those that would serve it from there,
+// each replica in one tier at most (its fastest).
+template <int kWords>
+struct ReplicaIndex::BlockState {
+  static constexpr int kMax = kWords ? kWords : kMaxWords;
+  uint64_t tier[4][kMax];
+};
+
+// lookup's search: probes the chain at 0, 1, 3, 7, ... (2^k - 1) until no
+// replica holds the probed block (or the chain ends), then bisects every
+// interval whose two ends differ in state; an interval whose ends agree is
+// credited whole with that state. Left to right, so that `alive` (the
+// replicas that held every probed block so far) only shrinks.
+template <int kWords>
+class ReplicaIndex::Search {
+ public:
+  using State = BlockState<kWords>;
+  static constexpr int kMax = State::kMax;
+
+  Search(const ReplicaIndex& idx, std::span<const cache::BlockHash> chain, std::span<Residency> out)
+      : idx_(idx), chain_(chain), out_(out), W_(kWords ? kWords : idx.words_), any_shared_(!idx.shared_.empty()) {}
+
+  void run() {
+    const size_t n = chain_.size();
+    if (n == 0) return;
+    // The gallop's probes are known in advance: all their misses at once.
+    for (size_t i = 0; i < n; i = 2 * i + 1) prefetch(i);
+    prefetch(n - 1);
+    State a_state, b_state;
+    if (!probe(0, idx_.present_.data(), a_state)) return;
+    size_t a = 0;
+    while (a + 1 < n) {
+      const size_t b = std::min(2 * a + 1, n - 1);
+      probe(b, alive_of(a_state).data(), b_state);
+      settle(a, a_state, b, b_state);
+      if (!any_of(b_state)) return flush();
+      a = b;
+      a_state = b_state;
+    }
+    credit(a_state, 1);  // the chain's last block, held
+    flush();
+  }
+
+ private:
+  using Mask = std::array<uint64_t, kMax>;
+
+  void prefetch(size_t i) const {
+    const uint64_t key = key_of(chain_[i]);
+    idx_.table_.prefetch(key);
+    if (any_shared_) idx_.shared_.prefetch(key);
+  }
+
+  // The replicas in any tier of s.
+  Mask alive_of(const State& s) const {
+    Mask m{};
+    for (int w = 0; w < W_; ++w) m[w] = s.tier[0][w] | s.tier[1][w] | s.tier[2][w] | s.tier[3][w];
+    return m;
+  }
+
+  // Block i's state restricted to `alive`; false when no replica holds it.
+  bool probe(size_t i, const uint64_t* alive, State& s) const {
+    const uint64_t key = key_of(chain_[i]);
+    const uint64_t* v = idx_.table_.find(key);
+    const bool shared = any_shared_ && idx_.shared_.find(key) != nullptr;
+    uint64_t held[kTiers][kMax];
+    for (auto& t : held) std::fill_n(t, W_, 0);
+    if (v && is_inline(*v)) {
+      const ReplicaId h = holder(*v);
+      for (int t = 0; t < kTiers; ++t)
+        if (tiers_of(*v) >> t & 1) held[t][h / 64] = uint64_t{1} << (h % 64);
+    } else if (v) {
+      const uint64_t* masks = idx_.record(*v);
+      for (int t = 0; t < kTiers; ++t) std::copy_n(masks + t * W_, W_, held[t]);
+    }
+    bool any = false;
+    for (int w = 0; w < W_; ++w) {
+      const uint64_t d = held[0][w] & alive[w];
+      const uint64_t h = held[1][w] & alive[w] & ~d;
+      const uint64_t k = held[2][w] & alive[w] & ~(d | h);
+      const uint64_t sh = shared ? alive[w] & ~(d | h | k) : 0;
+      s.tier[0][w] = d, s.tier[1][w] = h, s.tier[2][w] = k, s.tier[3][w] = sh;
+      any |= (d | h | k | sh) != 0;
+    }
+    return any;
+  }
+
+  bool same(const State& x, const State& y) const {
+    for (int t = 0; t < 4; ++t)
+      for (int w = 0; w < W_; ++w)
+        if (x.tier[t][w] != y.tier[t][w]) return false;
+    return true;
+  }
+
+  bool any_of(const State& s) const {
+    const Mask m = alive_of(s);
+    for (int w = 0; w < W_; ++w)
+      if (m[w]) return true;
+    return false;
+  }
+
+  // Credits blocks a .. b-1, given the states of a and of b (both within
+  // the replicas alive at a), probing between them where they differ; sb
+  // ends restricted to the replicas that held every block probed on the
+  // way (what b's state is for the next interval).
+  void settle(size_t a, const State& sa, size_t b, State& sb) {
+    if (same(sa, sb) || b == a + 1) return credit(sa, static_cast<int32_t>(b - a));
+    const size_t m = a + (b - a) / 2;
+    // The next level's probes too: whichever halves need them, their
+    // misses overlap this one's.
+    if (m - a > 1) prefetch(a + (m - a) / 2);
+    if (b - m > 1) prefetch(m + (b - m) / 2);
+    State sm;
+    probe(m, alive_of(sa).data(), sm);
+    settle(a, sa, m, sm);
+    // From m on, only the replicas that hold m still match.
+    const Mask alive = alive_of(sm);
+    for (int t = 0; t < 4; ++t)
+      for (int w = 0; w < W_; ++w) sb.tier[t][w] &= alive[w];
+    settle(m, sm, b, sb);
+  }
+
+  // Consecutive credits of one state are summed, then added to out once.
+  void credit(const State& s, int32_t blocks) {
+    if (run_len_ > 0 && same(s, run_)) {
+      run_len_ += blocks;
+      return;
+    }
+    flush();
+    run_ = s;
+    run_len_ = blocks;
+  }
+
+  void flush() {
+    if (run_len_ == 0) return;
+    for (int t = 0; t < 4; ++t)
+      for (int w = 0; w < W_; ++w)
+        for (uint64_t m = run_.tier[t][w]; m; m &= m - 1) {
+          Residency& res = out_[static_cast<size_t>(w * 64 + std::countr_zero(m))];
+          (t == 0 ? res.device : t == 1 ? res.host : t == 2 ? res.disk : res.shared) += run_len_;
+        }
+    run_len_ = 0;
+  }
+
+  const ReplicaIndex& idx_;
+  std::span<const cache::BlockHash> chain_;
+  std::span<Residency> out_;
+  const int W_;
+  const bool any_shared_;
+  State run_{};
+  int32_t run_len_ = 0;
+};
+
 void ReplicaIndex::lookup(std::span<const cache::BlockHash> chain, std::span<Residency> out) const {
   if (out.size() < static_cast<size_t>(max_replicas_))
     throw RouteError("a lookup needs room for " + std::to_string(max_replicas_) + " replicas");
   std::fill(out.begin(), out.end(), Residency{});
   // Up to 64 replicas (one word per mask), the loops over words vanish.
+  if (words_ == 1) Search<1>(*this, chain, out).run();
+  else Search<0>(*this, chain, out).run();
+}
+
+void ReplicaIndex::lookup_exact(std::span<const cache::BlockHash> chain, std::span<Residency> out) const {
+  if (out.size() < static_cast<size_t>(max_replicas_))
+    throw RouteError("a lookup needs room for " + std::to_string(max_replicas_) + " replicas");
+  std::fill(out.begin(), out.end(), Residency{});
   if (words_ == 1) walk<1>(chain, out);
   else walk<0>(chain, out);
 }

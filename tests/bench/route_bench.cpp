@@ -19,10 +19,22 @@
 // conversation (system prompt, its document if any, the whole history, 16
 // new blocks), a quarter start one on a document (system + document + 32
 // new), a quarter are cold (system + 48 new).
+//
+// Also, in the same run: the machine (CPU, cores, load average before and
+// after, a random read of a 1 GiB array with and without prefetch: what
+// one probe of the index costs at least); the exact walk lookup() replaced
+// (ReplicaIndex::lookup_exact, one probe per block), timed alone on 50,000
+// more requests; and how many requests the search and the walk disagree on.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gateway/route/replica_index.h"
@@ -62,9 +74,58 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+std::string first_line_of(const char* path, const char* prefix) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(prefix)) return line;
+  return {};
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// ns per random 8-byte read of a 1 GiB array: each read's address depends
+// on the last (latency), or known ahead and prefetched 16 reads before
+// (what the search does), as a probe of the index is one such read.
+struct RandomRead {
+  double dependent_ns = 0, prefetched_ns = 0;
+};
+
+RandomRead measure_random_read() {
+  constexpr size_t kWords = size_t{1} << 27;  // 1 GiB
+  constexpr int kReads = 1 << 23;
+  // Huge pages, as the index's table has (block_table.cpp).
+  auto* a = static_cast<uint64_t*>(std::aligned_alloc(size_t{2} << 20, kWords * sizeof(uint64_t)));
+  if (!a) return {};
+  madvise(a, kWords * sizeof(uint64_t), MADV_HUGEPAGE);
+  for (size_t i = 0; i < kWords; ++i) a[i] = i * 0x9e3779b97f4a7c15ull;
+  const auto slot = [](uint64_t x) { return static_cast<size_t>((x * 0xbf58476d1ce4e5b9ull) >> 37); };
+  RandomRead out;
+  uint64_t x = 1;
+  auto t = std::chrono::steady_clock::now();
+  for (int i = 0; i < kReads; ++i) x = a[slot(x + static_cast<uint64_t>(i))];
+  out.dependent_ns = 1e9 * seconds_since(t) / kReads;
+  uint64_t sum = 0;
+  t = std::chrono::steady_clock::now();
+  for (int i = 0; i < kReads; ++i) {
+    __builtin_prefetch(&a[slot(static_cast<uint64_t>(i) + 16)]);
+    sum += a[slot(static_cast<uint64_t>(i))];
+  }
+  out.prefetched_ns = 1e9 * seconds_since(t) / kReads;
+  if ((x ^ sum) == 42) std::printf("!");  // keeps both loops
+  std::free(a);
+  return out;
+}
+
 }  // namespace
 
 int main() {
+  const std::string load_before = load_average();
+  const RandomRead read = measure_random_read();
   std::mt19937_64 rng(17);
   ReplicaIndex index(kReplicas);
   for (int r = 0; r < kReplicas; ++r) index.add_replica();
@@ -138,7 +199,7 @@ int main() {
   // The same by chain length: up to 256 blocks (4k tokens), to 640, beyond.
   std::vector<double> by_length[3];
   int64_t chain_blocks = 0, checksum = 0;
-  for (int k = 0; k < kDecisions + kWarmup; ++k) {
+  const auto next_chain = [&] {
     c.clear();
     const uint64_t kind = rng() % 4;
     if (kind < 2) {
@@ -155,6 +216,12 @@ int main() {
       system(static_cast<int>(rng() % kSystemPrompts));
       news(48);
     }
+  };
+  const auto bucket = [](size_t blocks) { return blocks <= 256 ? 0 : blocks <= 640 ? 1 : 2; };
+  std::vector<kvgate::route::Residency> searched(kReplicas), walked(kReplicas);
+  int64_t disagree = 0;
+  for (int k = 0; k < kDecisions + kWarmup; ++k) {
+    next_chain();
     const kvgate::route::RouteRequest req{c, static_cast<int64_t>(c.size()) * kBlockTokens, kBlockTokens};
     const auto t = std::chrono::steady_clock::now();
     const auto to = policy->choose(req, index, state);
@@ -163,7 +230,23 @@ int main() {
     if (k < kWarmup) continue;
     us.push_back(d);
     chain_blocks += static_cast<int64_t>(c.size());
-    by_length[c.size() <= 256 ? 0 : c.size() <= 640 ? 1 : 2].push_back(d);
+    by_length[bucket(c.size())].push_back(d);
+    // Untimed: the search against the walk on the same chain.
+    index.lookup(c, searched);
+    index.lookup_exact(c, walked);
+    disagree += searched != walked;
+  }
+  // The exact walk alone, each chain fresh as above.
+  constexpr int kWalks = 50000;
+  std::vector<double> walk_us, walk_by_length[3];
+  for (int k = 0; k < kWalks; ++k) {
+    next_chain();
+    const auto t = std::chrono::steady_clock::now();
+    index.lookup_exact(c, walked);
+    const double d = 1e6 * seconds_since(t);
+    walk_us.push_back(d);
+    walk_by_length[bucket(c.size())].push_back(d);
+    checksum += walked[0].blocks();
   }
   const auto pct = [](std::vector<double>& v, double p) {
     std::sort(v.begin(), v.end());
@@ -191,6 +274,22 @@ int main() {
   std::printf("| **all** (mean chain %.0f blocks) | %zu | %.2f | %.2f | %.2f |\n",
               static_cast<double>(chain_blocks) / static_cast<double>(us.size()), us.size(), pct(us, 0.5), pct(us, 0.99),
               pct(us, 1.0));
-  std::printf("\n(%zu decisions timed after %d untimed; checksum %lld)\n", us.size(), kWarmup, static_cast<long long>(checksum));
+  std::printf("\nlookup() and lookup_exact() disagree on %lld of %zu requests\n\n", static_cast<long long>(disagree),
+              us.size());
+  std::printf("| lookup_exact alone, the walk (us) | requests | p50 | p99 | max |\n|---|---:|---:|---:|---:|\n");
+  for (int b = 0; b < 3; ++b)
+    std::printf("| %s | %zu | %.2f | %.2f | %.2f |\n", names[b], walk_by_length[b].size(), pct(walk_by_length[b], 0.5),
+                pct(walk_by_length[b], 0.99), pct(walk_by_length[b], 1.0));
+  std::printf("| **all** | %zu | %.2f | %.2f | %.2f |\n", walk_us.size(), pct(walk_us, 0.5), pct(walk_us, 0.99),
+              pct(walk_us, 1.0));
+  std::string cpu = first_line_of("/proc/cpuinfo", "model name");
+  cpu = cpu.substr(std::min(cpu.size(), cpu.find(':') + 2));
+  const std::string mem = first_line_of("/proc/meminfo", "MemTotal:");
+  const double mem_gib = mem.empty() ? 0 : std::strtod(mem.c_str() + 9, nullptr) / (1024.0 * 1024.0);
+  std::printf("\nMachine: %s, %u cores, %.1f GiB RAM; load average %s before, %s after; a random read of 1 GiB: %.1f ns"
+              " dependent, %.1f ns prefetched\n",
+              cpu.c_str(), std::thread::hardware_concurrency(), mem_gib, load_before.c_str(), load_average().c_str(),
+              read.dependent_ns, read.prefetched_ns);
+  std::printf("(%zu decisions timed after %d untimed; checksum %lld)\n", us.size(), kWarmup, static_cast<long long>(checksum));
   return 0;
 }

@@ -1,11 +1,15 @@
 // ReplicaIndex: events in any order, removal, tier moves, cleared, the
-// shared tier, more than 64 replicas, sequence numbers; and a random run
-// against a model of one set per replica and tier.
+// shared tier, more than 64 replicas, sequence numbers; a random run
+// against a model of one set per replica and tier (lookup_exact, and
+// lookup's overcount only); lookup's search against the exact walk on
+// prefix-shaped holdings, and across a hole.
 #include "gateway/route/replica_index.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <random>
 #include <set>
 #include <vector>
@@ -28,6 +32,12 @@ std::vector<cache::BlockHash> chain(uint64_t first, int n) {
 std::vector<Residency> lookup(const ReplicaIndex& idx, const std::vector<cache::BlockHash>& c) {
   std::vector<Residency> out(static_cast<size_t>(idx.replica_slots()));
   idx.lookup(c, out);
+  return out;
+}
+
+std::vector<Residency> lookup_exact(const ReplicaIndex& idx, const std::vector<cache::BlockHash>& c) {
+  std::vector<Residency> out(static_cast<size_t>(idx.replica_slots()));
+  idx.lookup_exact(c, out);
   return out;
 }
 
@@ -230,7 +240,8 @@ TEST(ReplicaIndex, MatchesAModelUnderRandomEvents) {
         // A chain of consecutive blocks from a random start.
         const uint64_t first = rng() % kBlocks;
         const auto c = chain(first, static_cast<int>(rng() % 12) + 1);
-        const auto out = lookup(idx, c);
+        const auto out = lookup_exact(idx, c);
+        const auto estimate = lookup(idx, c);
         for (int q = 0; q < kReplicas; ++q) {
           Residency want;
           for (size_t i = 0; i < c.size(); ++i) {
@@ -243,6 +254,8 @@ TEST(ReplicaIndex, MatchesAModelUnderRandomEvents) {
             else break;
           }
           ASSERT_EQ(out[static_cast<size_t>(q)], want) << "step " << step << " replica " << q;
+          // Holes everywhere here: the search may count a hole as held, never less.
+          ASSERT_GE(estimate[static_cast<size_t>(q)].blocks(), want.blocks()) << "step " << step << " replica " << q;
         }
       }
     }
@@ -250,6 +263,86 @@ TEST(ReplicaIndex, MatchesAModelUnderRandomEvents) {
   for (int q = 0; q < kReplicas; ++q)
     for (int t = 0; t < 3; ++t)
       EXPECT_EQ(idx.resident(q, static_cast<Tier>(t)), static_cast<int64_t>(held[static_cast<size_t>(q)][static_cast<size_t>(t)].size()));
+}
+
+// lookup() probes O(log n) blocks, not every one: exact when what each
+// replica holds of a chain is a prefix with its tiers in order (device,
+// host, disk, then the shared tier), as a cache that evicts tail-first
+// holds. Chains are the paths of a random tree of blocks (each path
+// branches off an earlier one), long enough for the bisection to matter;
+// each replica's tier of a block is at least its parent's (4: not held),
+// and the shared tier holds a prefix-closed set of its own.
+TEST(ReplicaIndex, TheSearchIsExactOnPrefixShapedHoldings) {
+  for (const int replicas : {64, 130}) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      std::mt19937_64 rng(seed * 31 + static_cast<uint64_t>(replicas));
+      ReplicaIndex idx(replicas);
+      for (int i = 0; i < replicas; ++i) idx.add_replica();
+      // The tree: parent[b] (-1: a root), built as paths.
+      std::vector<int64_t> parent;
+      std::vector<std::vector<int64_t>> paths;
+      for (int p = 0; p < 40; ++p) {
+        std::vector<int64_t> path;
+        if (p > 0 && rng() % 4 != 0) {
+          const auto& from = paths[rng() % paths.size()];
+          path.assign(from.begin(), from.begin() + static_cast<std::ptrdiff_t>(rng() % from.size() + 1));
+        }
+        const int fresh = 1 + static_cast<int>(rng() % 1500);
+        for (int i = 0; i < fresh; ++i) {
+          parent.push_back(path.empty() ? -1 : path.back());
+          path.push_back(static_cast<int64_t>(parent.size()) - 1);
+        }
+        paths.push_back(std::move(path));
+      }
+      const size_t n = parent.size();
+      // Levels: 0-2 a tier of the replica, 3 not held (then the shared tier
+      // may serve it). A few replicas hold much, most little: a step up
+      // every ~40-400 blocks.
+      std::vector<std::vector<uint8_t>> level(static_cast<size_t>(replicas), std::vector<uint8_t>(n));
+      std::vector<uint8_t> shared(n);
+      for (int r = 0; r < replicas; ++r) {
+        const uint64_t every = r % 8 == 0 ? 400 : 40;
+        auto& lv = level[static_cast<size_t>(r)];
+        for (size_t b = 0; b < n; ++b) {
+          const uint8_t base = parent[b] < 0 ? static_cast<uint8_t>(rng() % 4) : lv[static_cast<size_t>(parent[b])];
+          lv[b] = static_cast<uint8_t>(std::min<uint64_t>(3, base + (rng() % every == 0 ? 1 : 0)));
+          if (lv[b] < 3) idx.stored(r, h(b), static_cast<Tier>(lv[b]));
+        }
+      }
+      for (size_t b = 0; b < n; ++b) {
+        shared[b] = (parent[b] < 0 ? rng() % 2 : shared[static_cast<size_t>(parent[b])]) && rng() % 300 != 0;
+        if (shared[b] && seed % 2 == 0) idx.shared_stored(h(b));  // odd seeds: no shared tier
+      }
+      for (const auto& path : paths) {
+        std::vector<cache::BlockHash> c;
+        for (const int64_t b : path) c.push_back(h(static_cast<uint64_t>(b)));
+        for (int extra = 0; extra < 16; ++extra) c.push_back(h(1000000 + static_cast<uint64_t>(extra)));  // new blocks
+        const auto want = lookup_exact(idx, c), got = lookup(idx, c);
+        for (int r = 0; r < replicas; ++r)
+          ASSERT_EQ(got[static_cast<size_t>(r)], want[static_cast<size_t>(r)])
+              << "replicas " << replicas << " seed " << seed << " replica " << r << " chain of " << c.size();
+      }
+    }
+  }
+}
+
+// Across a hole the search is an estimate: block 10 of 16 evicted first,
+// between probes 7 and 15 that the replica holds, so all 16 count (the
+// exact walk: 10); the replica would find it missing and prefill it. A
+// hole at a probed block (7) is seen: the bisection finds where the run
+// ends.
+TEST(ReplicaIndex, TheSearchCountsAHoleBetweenItsProbesAsHeld) {
+  ReplicaIndex idx(2);
+  const ReplicaId a = idx.add_replica(), b = idx.add_replica();
+  const auto c = chain(500, 16);
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (i != 10) idx.stored(a, c[i], Tier::kDevice);
+    if (i != 7) idx.stored(b, c[i], Tier::kHost);
+  }
+  EXPECT_EQ(lookup_exact(idx, c)[a], (Residency{10, 0, 0, 0}));
+  EXPECT_EQ(lookup(idx, c)[a], (Residency{16, 0, 0, 0}));
+  EXPECT_EQ(lookup_exact(idx, c)[b], (Residency{0, 7, 0, 0}));
+  EXPECT_EQ(lookup(idx, c)[b], (Residency{0, 7, 0, 0}));
 }
 
 }  // namespace
