@@ -124,7 +124,7 @@ void serve(const config::ServerConfig& c) {
   std::optional<serving::InternalApi> internal;
   if (internal_token) {
     internal.emplace(engine, serving::InternalToken(*internal_token), c.served_model_name(), kv_identity,
-                     events ? events->endpoint() : std::string());
+                     events ? events->endpoint() : std::string(), events ? &*events : nullptr);
     say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
   }
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,

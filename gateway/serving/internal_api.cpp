@@ -76,12 +76,13 @@ class ReplicaStream {
 }  // namespace
 
 InternalApi::InternalApi(Engine& engine, InternalToken token, std::string model, cache::KvIdentity identity,
-                         std::string block_events)
+                         std::string block_events, BlockEventPublisher* publisher)
     : engine_(engine),
       token_(std::move(token)),
       model_(std::move(model)),
       identity_(identity),
-      block_events_(std::move(block_events)) {}
+      block_events_(std::move(block_events)),
+      publisher_(publisher) {}
 
 void InternalApi::operator()(const server::HttpRequest& req, server::Reply& reply) const {
   try {
@@ -112,6 +113,11 @@ void InternalApi::route(const server::HttpRequest& req, server::Reply& reply) co
     only("GET");
     require_token(req, token_);
     return info(reply);
+  }
+  if (path == kReplicaBlocksPath) {
+    only("GET");
+    require_token(req, token_);
+    return blocks(reply);
   }
   throw openai::route_not_found(req.method, path);
 }
@@ -159,6 +165,15 @@ void InternalApi::info(server::Reply& reply) const {
   info.block_events = block_events_;
   info.outstanding = engine_.outstanding();
   reply.send(200, {{"Content-Type", "application/json"}}, encode_replica_info(info));
+}
+
+void InternalApi::blocks(server::Reply& reply) const {
+  if (!publisher_)
+    throw openai::ApiError(404, "this replica publishes no block events", "invalid_request_error", std::nullopt,
+                           "no_block_events");
+  const std::vector<std::byte> bytes = route::encode(publisher_->snapshot());
+  reply.send(200, {{"Content-Type", "application/octet-stream"}},
+             std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 }  // namespace kvgate::serving

@@ -7,8 +7,11 @@
 //   POST /internal/v1/cancel/ID  end a request early (its stream still
 //                                ends with its done line)
 //   GET  /internal/v1/info       the replica's cache identity, bounds, load
+//   GET  /internal/v1/blocks     every block it holds, the publisher's
+//                                snapshot as a block-event message (404
+//                                when it publishes no block events)
 //
-// Both need `Authorization: Bearer <internal token>` (401 otherwise). The
+// Each needs `Authorization: Bearer <internal token>` (401 otherwise). The
 // front has authenticated, admitted, tokenized and will bill the request:
 // here it is only checked against the engine's own bounds (400) and
 // submitted (503 with retry-after when the engine is full or failed). A
@@ -17,7 +20,8 @@
 //
 // Thread ownership: operator() on an I/O thread; the stream's tokens and
 // its done line are written from the engine loop, never blocking (Reply is
-// thread-safe and queues). Holds nothing mutable of its own.
+// thread-safe and queues); the snapshot on the I/O thread (the publisher is
+// thread-safe). Holds nothing mutable of its own.
 #pragma once
 
 #include <string>
@@ -27,6 +31,7 @@
 #include "engine/sched/engine.h"
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
+#include "gateway/serving/block_event_publisher.h"
 #include "gateway/serving/internal_token.h"
 
 namespace kvgate::serving {
@@ -35,9 +40,10 @@ class InternalApi {
  public:
   // `identity`: the engine's cache identity as the tiers and block events
   // state it (tier_identity.h); `block_events`: the publisher's bound
-  // endpoint, or empty.
+  // endpoint, or empty; `publisher`: the one whose snapshot /blocks
+  // answers (null: 404), outliving this.
   InternalApi(Engine& engine, InternalToken token, std::string model, cache::KvIdentity identity,
-              std::string block_events);
+              std::string block_events, BlockEventPublisher* publisher = nullptr);
 
   // Any path under /internal/ (404 for one it does not serve). Answers
   // every failure itself, in OpenAI's error shape.
@@ -48,12 +54,14 @@ class InternalApi {
   void generate(const server::HttpRequest& req, server::Reply& reply) const;
   void cancel(std::string_view id, server::Reply& reply) const;
   void info(server::Reply& reply) const;
+  void blocks(server::Reply& reply) const;
 
   Engine& engine_;
   const InternalToken token_;
   const std::string model_;
   const cache::KvIdentity identity_;
   const std::string block_events_;
+  BlockEventPublisher* const publisher_;  // thread-safe; null without block events
 };
 
 }  // namespace kvgate::serving

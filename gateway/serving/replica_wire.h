@@ -33,6 +33,14 @@
 //     it sends a replica anything (the cache identity must be its own) and
 //     the replica's load.
 //
+//   GET /internal/v1/blocks      the snapshot of every block the replica
+//     holds, per tier: application/octet-stream, one block-event message
+//     (gateway/route/event_wire.h, type events, every event kStored) whose
+//     seq S covers exactly the events of the messages of seq <= S on its
+//     block-event socket. What a front that lost events, or subscribed
+//     late, rebuilds its view of the replica from (event_subscriber.h).
+//     404 on a replica that publishes no block events.
+//
 // Every decoder is strict: a missing key, a key it does not know, a value of
 // the wrong type or out of range is a ReplicaWireError naming the field
 // ("sampling.top_k", "prompt[3]", "done.timing.admitted_us"). The two ends
@@ -71,6 +79,7 @@ class ReplicaWireError : public std::runtime_error {
 
 inline constexpr std::string_view kReplicaGeneratePath = "/internal/v1/generate";
 inline constexpr std::string_view kReplicaInfoPath = "/internal/v1/info";
+inline constexpr std::string_view kReplicaBlocksPath = "/internal/v1/blocks";
 // POST kReplicaCancelPath + "<id>": ends the replica's request `id` (its
 // generate response named it in kReplicaRequestIdHeader); its stream then
 // ends as usual, with the done line and the request's accounting, which a

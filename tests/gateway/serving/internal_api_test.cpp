@@ -22,7 +22,9 @@
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/tier_identity.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "gateway/route/event_wire.h"
 #include "gateway/server/reply_state.h"
+#include "gateway/serving/block_event_publisher.h"
 #include "gateway/serving/replica_wire.h"
 #include "tests/engine/test_models.h"
 #include "tests/temp_dir.h"
@@ -275,6 +277,49 @@ TEST_F(InternalApiTest, AFrontThatGoesAwayMidStreamCancelsItsRequest) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_EQ(engine_->outstanding(), 0);
   EXPECT_EQ(engine_->available_blocks(), engine_->num_blocks());
+}
+
+TEST_F(InternalApiTest, BlocksAnswersThePublishersSnapshotToTheFrontOnly) {
+  {  // no publisher: nothing to answer
+    const std::vector<ReplyEvent> ev = call(http("GET", kReplicaBlocksPath))->wait();
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_EQ(ev[0].status, 404);
+    EXPECT_EQ(json::parse(ev[0].body).at("error").at("message").as_string(), "this replica publishes no block events");
+  }
+  BlockEventPublisherOptions o;
+  o.endpoint = "tcp://127.0.0.1:*";
+  o.identity = identity_;
+  BlockEventPublisher pub(o);
+  const cache::BlockEvent disk{cache::BlockEventKind::kStored, -1, {1, 2}, {}, 42, 0, policies::Tier::kDisk};
+  const cache::BlockEvent device{cache::BlockEventKind::kStored, 3, {5, 6}, {1, 2}, 42, 1, policies::Tier::kDevice};
+  cache::BlockEvent gone = device;
+  gone.hash = {7, 8};
+  pub.on_block_event(disk);
+  pub.on_block_event(device);
+  pub.on_block_event(gone);
+  gone.kind = cache::BlockEventKind::kRemoved;
+  pub.on_block_event(gone);
+  api_ = std::make_unique<InternalApi>(*engine_, InternalToken(kToken), "stories260K", identity_, pub.endpoint(), &pub);
+
+  EXPECT_EQ(call(http("GET", kReplicaBlocksPath, {}, std::nullopt))->wait().at(0).status, 401);
+  EXPECT_EQ(call(http("GET", kReplicaBlocksPath, {}, "wrong"))->wait().at(0).status, 401);
+  EXPECT_EQ(call(http("POST", kReplicaBlocksPath))->wait().at(0).status, 405);
+  const std::vector<ReplyEvent> ev = call(http("GET", kReplicaBlocksPath))->wait();
+  ASSERT_EQ(ev.size(), 1u);
+  ASSERT_EQ(ev[0].status, 200) << ev[0].body;
+  EXPECT_EQ(header(ev[0], "content-type"), "application/octet-stream");
+  const route::EventMessage m =
+      route::decode({reinterpret_cast<const std::byte*>(ev[0].body.data()), ev[0].body.size()});
+  EXPECT_EQ(m.type, route::EventMessage::Type::kEvents);
+  EXPECT_EQ(m.instance, pub.instance());
+  EXPECT_EQ(m.identity, identity_);
+  EXPECT_GE(m.seq, 1u) << "the events told were closed into a numbered batch";
+  ASSERT_EQ(m.events.size(), 2u);
+  const route::WireEvent want_disk{disk.kind, disk.tier, disk.hash, disk.parent, disk.tenant, disk.depth};
+  const route::WireEvent want_device{device.kind, device.tier, device.hash, device.parent, device.tenant, device.depth};
+  EXPECT_EQ(m.events[0], want_device) << "by tier: device first";
+  EXPECT_EQ(m.events[1], want_disk);
+  EXPECT_EQ(pub.stats().snapshots, 1);
 }
 
 // ---- the token file
