@@ -19,6 +19,10 @@ struct ReplicaSet::Replica {
   client::ConnectionPool pool;  // io thread only
   bool checking = false;        // io thread only: a health check is in flight
   bool watched = false;         // io thread only: its events are subscribed to
+  bool resyncing = false;       // io thread only: a snapshot is being fetched
+  bool resync_failing = false;  // io thread only: the last resync failed (and was logged)
+  std::chrono::steady_clock::time_point next_resync{};  // io thread only: none before (1 s apart, backing off to 60 s on failures)
+  std::chrono::seconds resync_backoff{1};               // io thread only
 
   // Guarded by the set's mu_.
   bool up = false;
@@ -26,6 +30,7 @@ struct ReplicaSet::Replica {
   std::string registration_mismatch, registration_field;
   int64_t load_tokens = 0;
   int64_t placed = 0, retries_from = 0, stream_errors = 0;
+  int64_t resync_failures = 0;
 };
 
 namespace {
@@ -92,7 +97,7 @@ void ReplicaSet::check_health() {
     auto status = std::make_shared<int>(0);
     client::HttpCall call;
     call.method = "GET";
-    call.path = "/internal/v1/info";
+    call.path = std::string(serving::kReplicaInfoPath);
     call.bearer = opt_.token;
     call.timeout = std::max<std::chrono::steady_clock::duration>(opt_.health_interval * 2, std::chrono::seconds(1));
     const ReplicaId r = rep->id;
@@ -104,6 +109,7 @@ void ReplicaSet::check_health() {
     h.on_end = [this, r, body, status](const std::string& error) { on_info(r, *status, *body, error); };
     client::HttpExchange::start(rep->pool, call, std::move(h));
   }
+  for (auto& rep : replicas_) maybe_resync(*rep);
   health_timer_.expires_after(opt_.health_interval);
   health_timer_.async_wait([this](boost::system::error_code ec) {
     if (!ec) check_health();
@@ -141,6 +147,96 @@ void ReplicaSet::on_info(ReplicaId r, int status, const std::string& body, const
     rep.info = std::move(info);
   }
   set_up(rep, why.empty(), why);
+}
+
+namespace {
+// The largest snapshot taken: 5.8M blocks at 46 bytes each.
+constexpr size_t kMaxSnapshotBytes = size_t{256} << 20;
+}  // namespace
+
+void ReplicaSet::maybe_resync(Replica& rep) {
+  if (!rep.watched || rep.resyncing) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < rep.next_resync) return;
+  const ReplicaId r = rep.id;
+  route::ReplicaFeed feed;
+  try {
+    feed = events_.feed(r);
+  } catch (const std::exception&) {
+    return;  // its endpoint could not be watched
+  }
+  if (!feed.heard || !feed.scorable || !feed.wants_resync) return;
+  rep.resyncing = true;
+  rep.next_resync = now + rep.resync_backoff;
+  // Before the request: every message numbered after the snapshot arrives from here on, and is kept.
+  events_.begin_resync(r);
+  auto body = std::make_shared<std::string>();
+  auto status = std::make_shared<int>(0);
+  auto too_big = std::make_shared<bool>(false);
+  // Set once start() returns, before any handler runs (they run on this thread, never inline).
+  auto exchange = std::make_shared<std::weak_ptr<client::HttpExchange>>();
+  client::HttpCall call;
+  call.method = "GET";
+  call.path = std::string(serving::kReplicaBlocksPath);
+  call.bearer = opt_.token;
+  call.timeout = std::chrono::seconds(30);
+  client::ExchangeHandlers h;
+  h.on_header = [status](int s, const client::HttpResponseHead&) { *status = s; };
+  h.on_body = [body, too_big, exchange](std::string_view b) {
+    if (*too_big) return;
+    if (body->size() + b.size() <= kMaxSnapshotBytes) {
+      body->append(b);
+      return;
+    }
+    *too_big = true;
+    body->clear();
+    if (const auto x = exchange->lock()) x->cancel();  // not worth the rest of the download
+  };
+  h.on_end = [this, r, body, status, too_big](const std::string& error) {
+    std::string why = *too_big ? std::string() : error;
+    if (*too_big) why.append("the snapshot is over ").append(std::to_string(kMaxSnapshotBytes)).append(" bytes");
+    on_blocks(r, *status, *body, why);
+  };
+  try {
+    *exchange = client::HttpExchange::start(rep.pool, call, std::move(h));
+  } catch (const std::exception& e) {
+    on_blocks(r, 0, {}, e.what());
+  }
+}
+
+void ReplicaSet::on_blocks(ReplicaId r, int status, const std::string& body, const std::string& error) {
+  Replica& rep = *replicas_.at(static_cast<size_t>(r));
+  rep.resyncing = false;
+  std::string why = error;
+  if (why.empty() && status != 200) {
+    why = std::string(serving::kReplicaBlocksPath);
+    why.append(" answered ").append(std::to_string(status));
+  }
+  if (why.empty()) {
+    try {
+      const route::EventMessage snapshot =
+          route::decode({reinterpret_cast<const std::byte*>(body.data()), body.size()});
+      if (!events_.resync(r, snapshot)) why = "refused: of an instance the replica has left since, or too much changed meanwhile";
+    } catch (const std::exception& e) {
+      why = std::string(serving::kReplicaBlocksPath);
+      why.append(": ").append(e.what());
+    }
+  }
+  if (!why.empty()) {
+    events_.abandon_resync(r);
+    {
+      MutexLock lock(mu_);
+      ++rep.resync_failures;
+    }
+    if (!rep.resync_failing) say("replica " + rep.url + ": block resync failed, retried later: " + why);
+    rep.resync_failing = true;
+    rep.resync_backoff = std::min(rep.resync_backoff * 2, std::chrono::seconds(60));
+    rep.next_resync = std::chrono::steady_clock::now() + rep.resync_backoff;
+    return;
+  }
+  if (rep.resync_failing) say("replica " + rep.url + ": block resync done");
+  rep.resync_failing = false;
+  rep.resync_backoff = std::chrono::seconds(1);
 }
 
 void ReplicaSet::set_up(Replica& rep, bool up, const std::string& why) {
@@ -230,6 +326,8 @@ std::vector<ReplicaView> ReplicaSet::snapshot() const {
     v.placed = rep.placed;
     v.retries_from = rep.retries_from;
     v.stream_errors = rep.stream_errors;
+    v.resyncs = v.feed.resyncs;
+    v.resync_failures = rep.resync_failures;
   }
   return out;
 }

@@ -12,6 +12,14 @@
 // from the front's stays in rotation but is not scorable: the policy gives
 // it no prefix credit, and unscorable() says why.
 //
+// Resync: on the same tick, a replica whose block-event feed wants a
+// resync (a gap, a digest that disagreed, a front that subscribed after
+// the replica had published: event_subscriber.h) and has none in flight,
+// at most once a second, is asked for its snapshot (GET
+// /internal/v1/blocks), which the subscriber applies. A failure is logged
+// (once until one succeeds), counted, and retried on a later tick, the
+// wait doubling to at most a minute while they fail.
+//
 // Threads: one I/O thread of its own runs every exchange with the replicas
 // (health checks and the requests of remote_engine.h); choose(),
 // mark_down(), add_load() and snapshot() from any thread.
@@ -61,6 +69,8 @@ struct ReplicaView {
   std::string mismatch_field;
   int64_t load_tokens = 0;   // placed by this front and not yet finished
   int64_t placed = 0, retries_from = 0, stream_errors = 0;
+  int64_t resyncs = 0;          // snapshots of its blocks applied (the feed's count)
+  int64_t resync_failures = 0;  // snapshots asked for and not applied
   route::ReplicaFeed feed;
 };
 
@@ -99,6 +109,8 @@ class ReplicaSet {
   struct Replica;
   void check_health();
   void on_info(ReplicaId r, int status, const std::string& body, const std::string& error);
+  void maybe_resync(Replica& rep);
+  void on_blocks(ReplicaId r, int status, const std::string& body, const std::string& error);
   void set_up(Replica& rep, bool up, const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ReplicaSetOptions opt_;

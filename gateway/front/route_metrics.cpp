@@ -31,7 +31,11 @@ RouteMetrics::RouteMetrics(metrics::Registry& r)
                                           "Block-event messages from the replica that did not decode."))),
       digest_mismatches_(r.counter(per_replica("kvgate_route_digest_mismatches_total",
                                                "Digests from the replica that disagreed with the front's view."))),
-      view_agrees_(r.gauge(per_replica("kvgate_route_view_agrees", "1 when the replica's last digest matched."))) {}
+      view_agrees_(r.gauge(per_replica("kvgate_route_view_agrees", "1 when the replica's last digest matched."))),
+      resyncs_(r.counter(per_replica("kvgate_route_resyncs_total",
+                                     "Snapshots of the replica's blocks the front rebuilt its view from."))),
+      resync_failures_(r.counter(per_replica("kvgate_route_resync_failures_total",
+                                             "Snapshots of the replica's blocks asked for and not applied."))) {}
 
 void RouteMetrics::refresh(const ReplicaSet& replicas) {
   for (const ReplicaView& v : replicas.snapshot()) {
@@ -52,6 +56,8 @@ void RouteMetrics::refresh(const ReplicaSet& replicas) {
     bad_messages_.at({u}).set_total(static_cast<uint64_t>(v.feed.bad_messages));
     digest_mismatches_.at({u}).set_total(static_cast<uint64_t>(v.feed.digest_mismatches));
     view_agrees_.at({u}).set(v.feed.view_agrees ? 1 : 0);
+    resyncs_.at({u}).set_total(static_cast<uint64_t>(v.resyncs));
+    resync_failures_.at({u}).set_total(static_cast<uint64_t>(v.resync_failures));
   }
 }
 

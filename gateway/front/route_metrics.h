@@ -13,6 +13,8 @@
 //   kvgate_route_event_bad_messages_total       block-event messages that did not decode
 //   kvgate_route_digest_mismatches_total        digests that disagreed with the front's view
 //   kvgate_route_view_agrees                    1 when its last digest matched
+//   kvgate_route_resyncs_total                  snapshots of its blocks applied
+//   kvgate_route_resync_failures_total          snapshots asked for and not applied
 //
 // Threads: refresh() on whichever thread scrapes (the durable queue), one at a time.
 #pragma once
@@ -42,6 +44,8 @@ class RouteMetrics {
   metrics::Family<metrics::Counter>& bad_messages_;
   metrics::Family<metrics::Counter>& digest_mismatches_;
   metrics::Family<metrics::Gauge>& view_agrees_;
+  metrics::Family<metrics::Counter>& resyncs_;
+  metrics::Family<metrics::Counter>& resync_failures_;
   std::map<std::string, std::string> reason_;  // the unscorable reason last exposed, by replica
 };
 
