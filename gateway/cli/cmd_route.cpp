@@ -11,9 +11,6 @@
 // Stop order, on a signal: the server stops accepting and lets responses in
 // flight finish until the shutdown deadline; what is left is cancelled at
 // the replicas; the durable queue writes every remaining ledger record.
-#include <pthread.h>
-#include <signal.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -62,11 +59,7 @@ std::vector<std::string> replica_urls(const config::ServerConfig& c, const std::
 }
 
 void route(const config::ServerConfig& c, const std::vector<std::string>& replica_flags) {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = block_stop_signals();
 
   if (c.cluster.internal_token_file.empty())
     throw Error("kvgate route needs --internal-token-file: the secret its replicas are started with");
@@ -129,10 +122,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   http->start();
   announce_listener(c, *http, secrets, c.served_model_name());
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  say(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): finishing requests in flight for up to " +
-      std::to_string(c.server.shutdown_deadline_ms) + " ms");
+  wait_for_stop(stop_signals, c.server.shutdown_deadline_ms);
   http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
   remote->shutdown();  // cancels what is left at the replicas; each completion queues its ledger write
   durable.reset();     // writes every record still queued, then joins

@@ -11,9 +11,6 @@
 // flight finish until the shutdown deadline (clients that go away cancel
 // their requests); the engine cancels what is left; the durable queue
 // writes every remaining ledger record; then everything is torn down.
-#include <pthread.h>
-#include <signal.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -62,11 +59,7 @@ std::string capacity_line(const Backend& be, const ModelConfig& mc) {
 }
 
 void serve(const config::ServerConfig& c) {
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = block_stop_signals();
 
   // A replica's token is checked before anything slow: a bad file fails the start at once.
   std::optional<std::string> internal_token;
@@ -150,10 +143,7 @@ void serve(const config::ServerConfig& c) {
   }
   announce_listener(c, *http, secrets, c.served_model_name());
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  say(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): finishing requests in flight for up to " +
-      std::to_string(c.server.shutdown_deadline_ms) + " ms");
+  wait_for_stop(stop_signals, c.server.shutdown_deadline_ms);
   if (metrics_http) metrics_http->stop(std::chrono::milliseconds(0));
   http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
   engine.shutdown();  // cancels what is left; each completion queues its ledger write

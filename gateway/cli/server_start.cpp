@@ -1,10 +1,28 @@
 #include "gateway/cli/server_start.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
 namespace kvgate::cli {
+
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+void wait_for_stop(const sigset_t& signals, int64_t shutdown_deadline_ms) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  say(std::string("stopping (") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + "): finishing requests in flight for up to " +
+      std::to_string(shutdown_deadline_ms) + " ms");
+}
 
 void say(const std::string& line) {
   std::printf("kvgate: %s\n", line.c_str());

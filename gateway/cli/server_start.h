@@ -3,6 +3,8 @@
 // both print (a supervisor and the end-to-end tests read them as they come).
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 
 #include "engine/model_config.h"
@@ -13,6 +15,13 @@
 #include "gateway/serving/http_api.h"
 
 namespace kvgate::cli {
+
+// SIGINT and SIGTERM blocked in the calling thread and so in every thread
+// it starts after, so that only wait_for_stop() sees them. Call first.
+sigset_t block_stop_signals();
+// Waits for one of them and says which, and how long requests in flight
+// have to finish.
+void wait_for_stop(const sigset_t& signals, int64_t shutdown_deadline_ms);
 
 // "kvgate: <line>" on stdout, flushed.
 void say(const std::string& line);
