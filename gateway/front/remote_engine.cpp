@@ -120,14 +120,18 @@ void RemoteEngine::send(const std::shared_ptr<Flight>& f) {
   f->status = 0;
   f->error_body.clear();
   f->replica_request.clear();
+  // The reader is the flight's own: its callbacks hold the flight by a
+  // plain pointer (a shared one would be a cycle, never freed); the
+  // exchange's handlers, which call the reader, hold it alive meanwhile.
+  Flight* raw = f.get();
   f->reader.emplace(
       f->arrival,
-      [f](TokenId t) {
-        f->output.push_back(t);
-        f->token_times.push_back(SteadyClock::now());
-        call_back(*f, t, nullptr);
+      [raw](TokenId t) {
+        raw->output.push_back(t);
+        raw->token_times.push_back(SteadyClock::now());
+        call_back(*raw, t, nullptr);
       },
-      [this, f](Completion c) { complete(f, std::move(c)); });
+      [this, raw](Completion c) { complete(*raw, std::move(c)); });
   client::HttpCall call;
   call.method = "POST";
   call.path = std::string(serving::kReplicaGeneratePath);
@@ -211,17 +215,21 @@ void RemoteEngine::ended(const std::shared_ptr<Flight>& f, const std::string& er
     c.result.finish = FinishReason::kError;
     c.error = "replica " + url + " failed: " + why;
   }
-  complete(f, std::move(c));
+  complete(*f, std::move(c));
 }
 
-void RemoteEngine::complete(const std::shared_ptr<Flight>& f, Completion c) {
-  if (f->completed) return;
-  f->completed = true;
-  c.result.id = f->id;
-  replicas_.add_load(f->replica, -f->load);
-  call_back(*f, -1, &c);
+void RemoteEngine::complete(Flight& f, Completion c) {
+  if (f.completed) return;
+  f.completed = true;
+  // The exchange may still be reading its last bytes; it holds the flight
+  // through its handlers, so the flight must not hold it back (a cycle an
+  // I/O thread stopped meanwhile would never free).
+  f.exchange.reset();
+  c.result.id = f.id;
+  replicas_.add_load(f.replica, -f.load);
+  call_back(f, -1, &c);
   MutexLock lock(mu_);
-  flights_.erase(f->id);
+  flights_.erase(f.id);  // the caller still holds it
   if (flights_.empty()) drained_.notify_all();
 }
 

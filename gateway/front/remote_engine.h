@@ -63,7 +63,7 @@ class RemoteEngine : public Generator {
  private:
   void send(const std::shared_ptr<Flight>& f);
   void ended(const std::shared_ptr<Flight>& f, const std::string& error);
-  void complete(const std::shared_ptr<Flight>& f, Completion c);
+  void complete(Flight& f, Completion c);
 
   ReplicaSet& replicas_;
   const Scheduler::CacheIdentity identity_;
