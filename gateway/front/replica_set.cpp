@@ -276,8 +276,7 @@ std::optional<ReplicaId> ReplicaSet::choose(const route::RouteRequest& request, 
       states[i].load = rep.load_tokens;
     }
   }
-  const std::vector<route::ReplicaFeed> feeds = event_feeds();
-  for (size_t i = 0; i < replicas_.size(); ++i) states[i].scorable = states[i].scorable && feeds[i].scorable;
+  events_.keep_scorable(states);  // and its events heard with our identity
   std::optional<ReplicaId> chosen;
   {
     std::lock_guard lock(index_mu_);

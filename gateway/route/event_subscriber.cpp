@@ -72,6 +72,16 @@ std::vector<std::pair<ReplicaId, ReplicaFeed>> EventSubscriber::feeds() const {
   return out;
 }
 
+void EventSubscriber::keep_scorable(std::span<ReplicaState> states) const {
+  std::vector<bool> heard(states.size(), false);  // watched, and its feed scorable
+  std::lock_guard lock(mu_);
+  for (const auto& w : watched_) {
+    const auto r = static_cast<size_t>(w->id);
+    if (r < states.size()) heard[r] = w->feed.scorable;
+  }
+  for (size_t r = 0; r < states.size(); ++r) states[r].scorable = states[r].scorable && heard[r];
+}
+
 void EventSubscriber::apply_bytes(ReplicaId r, std::span<const std::byte> bytes) {
   try {
     apply(r, decode(bytes));

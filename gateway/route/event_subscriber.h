@@ -41,6 +41,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,7 @@
 #include "cache/tiers/kv_identity.h"
 #include "gateway/route/event_wire.h"
 #include "gateway/route/replica_index.h"
+#include "gateway/route/route_policy.h"
 
 namespace kvgate::route {
 
@@ -85,6 +87,10 @@ class EventSubscriber {
   ReplicaFeed feed(ReplicaId r) const;
   // Every watched replica's feed, by id.
   std::vector<std::pair<ReplicaId, ReplicaFeed>> feeds() const;
+  // Clears states[r].scorable for each replica r whose feed is not scorable
+  // or that is not watched: what a route decision needs of the feeds,
+  // without copying them.
+  void keep_scorable(std::span<ReplicaState> states) const;
 
   // What the thread does with one message from r (tests drive it directly).
   void apply(ReplicaId r, const EventMessage& m);
