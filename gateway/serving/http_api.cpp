@@ -61,13 +61,7 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
       internal_(internal) {}
 
 void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
-  try {
-    route(req, reply);
-  } catch (const openai::ApiError& e) {
-    send_error(reply, e);
-  } catch (const std::exception& e) {
-    send_error(reply, openai::internal_error(e.what()));
-  }
+  answer_or_error(reply, [&] { route(req, reply); });
 }
 
 void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const {

@@ -85,13 +85,7 @@ InternalApi::InternalApi(Engine& engine, InternalToken token, std::string model,
       publisher_(publisher) {}
 
 void InternalApi::operator()(const server::HttpRequest& req, server::Reply& reply) const {
-  try {
-    route(req, reply);
-  } catch (const openai::ApiError& e) {
-    send_error(reply, e);
-  } catch (const std::exception& e) {
-    send_error(reply, openai::internal_error(e.what()));
-  }
+  answer_or_error(reply, [&] { route(req, reply); });
 }
 
 void InternalApi::route(const server::HttpRequest& req, server::Reply& reply) const {

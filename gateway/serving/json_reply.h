@@ -20,4 +20,17 @@ inline void send_error(server::Reply& reply, const openai::ApiError& e, server::
   reply.send(e.status, std::move(headers), openai::serialize(e));
 }
 
+// Runs `answer`: an ApiError it throws is answered in OpenAI's shape, any
+// other exception as a 500 with its message (the routes' one error path).
+template <class Answer>
+void answer_or_error(server::Reply& reply, Answer&& answer) {
+  try {
+    answer();
+  } catch (const openai::ApiError& e) {
+    send_error(reply, e);
+  } catch (const std::exception& e) {
+    send_error(reply, openai::internal_error(e.what()));
+  }
+}
+
 }  // namespace kvgate::serving
