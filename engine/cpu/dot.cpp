@@ -62,54 +62,7 @@ float dot_q8_0(const BlockQ8_0* w, const float* x, int64_t n) {
   return hsum(acc);
 }
 
-// NX is a template parameter so the accumulators stay in registers: with a
-// run-time bound the compiler keeps acc[][] in memory.
-template <int NX, typename Load, typename Scalar>
-inline void tile_2xn(Load load, Scalar scalar, const float* const* x, int64_t n, float out[2][kTileCols]) {
-  __m256 acc[2][NX];
-  for (auto& r : acc)
-    for (auto& a : r) a = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 w0 = load(0, i), w1 = load(1, i);
-    for (int j = 0; j < NX; ++j) {
-      const __m256 xv = _mm256_loadu_ps(x[j] + i);
-      acc[0][j] = _mm256_fmadd_ps(w0, xv, acc[0][j]);
-      acc[1][j] = _mm256_fmadd_ps(w1, xv, acc[1][j]);
-    }
-  }
-  for (int r = 0; r < 2; ++r)
-    for (int j = 0; j < NX; ++j) {
-      float s = hsum(acc[r][j]);
-      for (int64_t k = i; k < n; ++k) s += scalar(r, k) * x[j][k];
-      out[r][j] = s;
-    }
-}
-
-template <typename Load, typename Scalar>
-inline void tile_2x4(Load load, Scalar scalar, const float* const* x, int nx, int64_t n, float out[2][kTileCols]) {
-  switch (nx) {
-    case 1: return tile_2xn<1>(load, scalar, x, n, out);
-    case 2: return tile_2xn<2>(load, scalar, x, n, out);
-    case 3: return tile_2xn<3>(load, scalar, x, n, out);
-    default: return tile_2xn<4>(load, scalar, x, n, out);
-  }
-}
-
 }  // namespace
-
-void dot_tile_2x4(TensorType type, const void* w0, const void* w1, const float* const* x, int nx, int64_t n,
-                  float out[2][kTileCols]) {
-  if (type == TensorType::F16) {
-    const uint16_t* w[2] = {static_cast<const uint16_t*>(w0), static_cast<const uint16_t*>(w1)};
-    tile_2x4([&](int r, int64_t i) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w[r] + i))); },
-             [&](int r, int64_t i) { return f16_to_f32(w[r][i]); }, x, nx, n, out);
-  } else {
-    const float* w[2] = {static_cast<const float*>(w0), static_cast<const float*>(w1)};
-    tile_2x4([&](int r, int64_t i) { return _mm256_loadu_ps(w[r] + i); }, [&](int r, int64_t i) { return w[r][i]; }, x,
-             nx, n, out);
-  }
-}
 
 float dot_f32(const float* w, const float* x, int64_t n) {
   return dot_widened([w](int64_t i) { return _mm256_loadu_ps(w + i); }, [w](int64_t i) { return w[i]; }, x, n);

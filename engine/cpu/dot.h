@@ -11,12 +11,6 @@ namespace kvgate {
 
 float dot_f32(const float* w, const float* x, int64_t n);
 
-// The register tile of batched decode: two weight rows (F32 or F16) against
-// up to kTileCols activation rows, so each weight load feeds kTileCols FMAs
-// and each activation load two. out[i][j] = w_i . x[j].
-inline constexpr int kTileCols = 4;
-void dot_tile_2x4(TensorType type, const void* w0, const void* w1, const float* const* x, int nx, int64_t n,
-                  float out[2][kTileCols]);
 // One weight row against one activation row, the row stored as `type`.
 float dot_row(TensorType type, const void* w, const float* x, int64_t n);
 

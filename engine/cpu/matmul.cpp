@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "engine/cpu/dot.h"
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/gemm_tile.h"
 #include "engine/error.h"
 #include "engine/model/float_convert.h"
 
@@ -16,73 +17,66 @@ namespace {
 // the OpenMP team costs more than it saves (tiny models, e.g. stories260K).
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
-// Row pairs of several matrices that read the same activations, numbered
+// Weight rows per work item: a multiple of both builds' tile heights (2 and
+// 3), and few enough items per matrix to spread over the cores.
+constexpr int64_t kItemRows = 24;
+
+// Row ranges of several matrices that read the same activations, numbered
 // across all of them, so one OpenMP region (one barrier) covers them all.
-struct PairSpace {
+struct ItemSpace {
   std::span<const MatmulTarget> targets;
   int64_t total = 0;
-  int64_t first[4] = {};  // first global pair of each target
+  int64_t first[4] = {};  // first global item of each target
 
-  explicit PairSpace(std::span<const MatmulTarget> t) : targets(t) {
+  explicit ItemSpace(std::span<const MatmulTarget> t) : targets(t) {
     for (size_t i = 0; i < t.size(); ++i) {
       first[i] = total;
-      total += (t[i].w->rows + 1) / 2;
+      total += (t[i].w->rows + kItemRows - 1) / kItemRows;
     }
   }
-  size_t target_of(int64_t pair) const {
+  size_t target_of(int64_t item) const {
     size_t i = 0;
-    while (i + 1 < targets.size() && pair >= first[i + 1]) ++i;
+    while (i + 1 < targets.size() && item >= first[i + 1]) ++i;
     return i;
   }
 };
 
-void matmul_streaming(std::span<const MatmulTarget> targets, const float* x, int64_t n) {
-  const int64_t cols = targets[0].w->cols;
-  const PairSpace space(targets);
+struct Kernels {
+  decltype(&gemm_rows_avx2) gemm_rows;
+  decltype(&gemv_q8_0_avx2) gemv_q8_0;
+};
+const Kernels& kernels() {
+  static const Kernels k = cpu_has_avx512() ? Kernels{gemm_rows_avx512, gemv_q8_0_avx512}
+                                            : Kernels{gemm_rows_avx2, gemv_q8_0_avx2};
+  return k;
+}
+
+}  // namespace
+
+void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t n) {
+  const Kernels& k = kernels();
+  const ItemSpace space(targets);
   int64_t macs = 0;
-  bool widen_any = false;
+  bool q8 = false;
   for (const MatmulTarget& t : targets) {
-    macs += t.w->rows * cols * n;
-    widen_any |= n > 1 && t.w->type != TensorType::F32 && t.w->type != TensorType::F16;
+    macs += t.w->rows * t.w->cols * n;
+    q8 |= t.w->type == TensorType::Q8_0;
   }
-#pragma omp parallel if (macs >= kParallelMacs)
-  {
-    std::vector<float> wide(widen_any ? static_cast<size_t>(2 * cols) : 0);
-#pragma omp for schedule(static)
-    for (int64_t p = 0; p < space.total; ++p) {
-      const size_t ti = space.target_of(p);
-      const MatmulTarget& t = targets[ti];
-      const Matrix& w = *t.w;
-      const int64_t r0 = 2 * (p - space.first[ti]), r1 = std::min(r0 + 1, w.rows - 1);
-      if (n == 1) {  // decode: memory-bound, one dot product per row
-        t.y[r0] = dot_row(w.type, w.row(r0), x, cols);
-        t.y[r1] = dot_row(w.type, w.row(r1), x, cols);
-        continue;
-      }
-      // Several activation rows: 2 x 4 register tiles. F32 and F16 rows are
-      // read in place; BF16 and Q8_0 rows are widened once into a buffer.
-      const void* w0 = w.row(r0);
-      const void* w1 = w.row(r1);
-      TensorType tile_type = w.type;
-      if (w.type != TensorType::F32 && w.type != TensorType::F16) {
-        dequantize_row(w.type, w0, wide.data(), cols);
-        dequantize_row(w.type, w1, wide.data() + cols, cols);
-        w0 = wide.data();
-        w1 = wide.data() + cols;
-        tile_type = TensorType::F32;
-      }
-      for (int64_t t0 = 0; t0 < n; t0 += kTileCols) {
-        const int nx = static_cast<int>(std::min<int64_t>(kTileCols, n - t0));
-        const float* xs[kTileCols];
-        for (int j = 0; j < nx; ++j) xs[j] = x + (t0 + j) * cols;
-        float out[2][kTileCols];
-        dot_tile_2x4(tile_type, w0, w1, xs, nx, cols, out);
-        for (int j = 0; j < nx; ++j) {
-          t.y[(t0 + j) * w.rows + r0] = out[0][j];
-          t.y[(t0 + j) * w.rows + r1] = out[1][j];
-        }
-      }
-    }
+  // A decode row against Q8_0 weights is quantized once, for every matrix.
+  // The caller's buffer: a thread_local named inside the region below would
+  // be each team thread's own.
+  thread_local QuantizedRow quantized;
+  QuantizedRow& xq = quantized;
+  if (n == 1 && q8) quantize_row_q8(x, targets[0].w->cols, xq);
+#pragma omp parallel for schedule(static) if (macs >= kParallelMacs)
+  for (int64_t item = 0; item < space.total; ++item) {
+    const size_t ti = space.target_of(item);
+    const MatmulTarget& t = targets[ti];
+    const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
+    if (n == 1 && t.w->type == TensorType::Q8_0)
+      k.gemv_q8_0(*t.w, r0, r1, xq, t.y);
+    else
+      k.gemm_rows(*t.w, r0, r1, x, n, t.y);
   }
 }
 
@@ -110,8 +104,6 @@ void matmul_sgemm(const Matrix& w, const float* x, int64_t n, float* y) {
   }
 }
 
-}  // namespace
-
 void matmul(const Matrix& w, const float* x, int64_t n_rows, float* y) {
   const MatmulTarget t{&w, y};
   matmul_many({&t, 1}, x, n_rows);
@@ -121,11 +113,25 @@ void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t 
   if (targets.size() > 4) throw Error("matmul_many: at most 4 matrices");
   for (const MatmulTarget& t : targets)
     if (t.w->cols != targets[0].w->cols) throw Error("matmul_many: matrices read different widths");
-  if (n_rows >= kSgemmMinRows) {
+  if (n_rows >= sgemm_min_rows(targets[0].w->type)) {
     for (const MatmulTarget& t : targets) matmul_sgemm(*t.w, x, n_rows, t.y);
   } else {
-    matmul_streaming(targets, x, n_rows);
+    matmul_tiled(targets, x, n_rows);
   }
+}
+
+int64_t sgemm_min_rows(TensorType type) {
+  // From the crossover table of `ops/bench engine` (docs/benchmarks.md):
+  // the smallest batch at which sgemm, widening included, beat the tiles on
+  // the 110M model's matrices.
+  const bool wide = cpu_has_avx512();
+  switch (type) {
+    case TensorType::F32: return wide ? 64 : 16;
+    case TensorType::F16:
+    case TensorType::BF16: return wide ? 64 : 16;
+    case TensorType::Q8_0: return 16;
+  }
+  return 16;
 }
 
 }  // namespace kvgate

@@ -1,11 +1,12 @@
 // y = x W^T for a batch of activation rows: the linear layers of the CPU
-// backend.
+// backend, on one of two paths.
 //
-// Few rows (decode) stream each weight row once and dot it with every
-// activation row: memory-bound, so weights are read in their stored type.
-// Many rows (prefill) are compute-bound and go to OpenBLAS sgemm; non-f32
-// weights are widened a chunk of rows at a time first, which the many rows
-// amortise.
+// Few rows (decode, alone or batched) take the register tiles of
+// gemm_tile.h: each weight row is read once per call, in its stored type,
+// for every activation row. Many rows (prefill) are compute-bound and go to
+// OpenBLAS sgemm; non-f32 weights are widened a chunk of rows at a time
+// first, which the many rows amortise. Where one path overtakes the other
+// was measured, per weight type and instruction set (sgemm_min_rows).
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,6 @@
 #include "engine/model/llama_weights.h"
 
 namespace kvgate {
-
-// Rows at or above which matmul uses sgemm (tuned by `ops/bench engine`).
-inline constexpr int64_t kSgemmMinRows = 16;
 
 // y[t][r] = sum_c w[r][c] * x[t][c], for t < n_rows; x is [n_rows][w.cols],
 // y is [n_rows][w.rows].
@@ -31,5 +29,12 @@ struct MatmulTarget {
   float* y;
 };
 void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t n_rows);
+
+// Activation rows at or above which matmul takes sgemm for `type` weights.
+int64_t sgemm_min_rows(TensorType type);
+
+// The two paths themselves, for the crossover benchmark.
+void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t n_rows);
+void matmul_sgemm(const Matrix& w, const float* x, int64_t n_rows, float* y);
 
 }  // namespace kvgate

@@ -312,28 +312,27 @@ float batched_vs_alone_max_diff(int n_seqs, float tol) {
 // where one f32 ulp is 2e-6; every decode step also writes K/V that differ
 // by rounding, which later steps read. A wrong row, position or block table
 // moves logits by O(1) (a position off by one: 1.3).
-// - Few rows: the 2x4 register tiles vs one dot product per weight row
-//   (worst seen over 12 steps: 2e-5, 10 ulps at |16|).
+// - Few rows: the register tiles of a batch vs those of one row, summing in
+//   another order (worst seen over 12 steps: 2e-5, 10 ulps at |16|).
 constexpr float kStreamingTolerance = 1e-4f;
-// - 16 rows or more: OpenBLAS sgemm, whose blocking and FMA order depend on
-//   the CPU's kernel, vs the dot products (worst seen: 3.7e-5, 20 ulps at
+// - sgemm_min_rows or more: OpenBLAS sgemm, whose blocking and FMA order
+//   depend on the CPU's kernel, vs the tiles (worst seen: 3.7e-5, 20 ulps at
 //   |18|). 2e-4 (1e-5 of the largest logit) leaves room for other kernels.
 constexpr float kSgemmTolerance = 2e-4f;
 
 TEST(CpuBackend, BatchedDecodeEqualsEachAlone) {
-  // 5 rows: both sides take the streaming dot-product path.
-  static_assert(5 < kSgemmMinRows);
+  // 5 rows: both sides take the register tiles.
+  ASSERT_LT(5, sgemm_min_rows(TensorType::F32));
   const float worst = batched_vs_alone_max_diff(5, kStreamingTolerance);
   std::printf("[ batch of 5 vs alone: max |logit diff| %.3g ]\n", static_cast<double>(worst));
 }
 
 TEST(CpuBackend, BatchedDecodeThroughSgemmEqualsEachAlone) {
-  // 20 decoding rows: the batched step's linear layers go to OpenBLAS sgemm,
-  // while each sequence alone (one row) takes the dot-product path.
-  constexpr int kRows = 20;
-  static_assert(kRows >= kSgemmMinRows);
-  const float worst = batched_vs_alone_max_diff(kRows, kSgemmTolerance);
-  std::printf("[ batch of %d (sgemm) vs alone: max |logit diff| %.3g ]\n", kRows, static_cast<double>(worst));
+  // Decoding rows past the crossover: the batched step's linear layers go to
+  // OpenBLAS sgemm, while each sequence alone (one row) takes the tiles.
+  const int rows = static_cast<int>(sgemm_min_rows(TensorType::F32)) + 4;
+  const float worst = batched_vs_alone_max_diff(rows, kSgemmTolerance);
+  std::printf("[ batch of %d (sgemm) vs alone: max |logit diff| %.3g ]\n", rows, static_cast<double>(worst));
 }
 
 TEST(CpuBackend, RejectsBadBatchesBeforeWriting) {

@@ -1,0 +1,42 @@
+// The register-tiled kernels under matmul for few activation rows: decode,
+// alone or batched. A decode step reads every weight once and multiplies it
+// by each sequence's activation row, so the kernel keeps a tile of
+// accumulators (weight rows x activation rows) in registers: each weight
+// load, widened from its stored type in the register, feeds every
+// activation row of the tile, and each activation load every weight row.
+// At batch 1 that is bandwidth-bound; at batch 8 and above the tile keeps
+// both FMA ports busy.
+//
+// Two builds of each kernel: AVX2 (the x86-64-v3 baseline) and AVX-512
+// (F, BW, DQ, VL, VNNI), in their own translation units; matmul picks one
+// with cpu_has_avx512().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/llama_weights.h"
+
+namespace kvgate {
+
+// y[t * w.rows + r] = w_r . x_t for weight rows r in [r0, r1) and activation
+// rows t < n (x is [n][w.cols]). F32, F16 and BF16 rows are read in place;
+// Q8_0 rows are widened a tile at a time into a small thread-local buffer.
+void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
+void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
+
+// One activation row quantized as Q8_0 is: int8 values in [-127, 127] with
+// one f32 scale per 32. Q8_0 weights at batch 1 are then int8 dot products,
+// as llama.cpp does them: a Q8_0 row is half the bytes of F16, and widening
+// it to f32 costs more instructions than the bandwidth it saves.
+struct QuantizedRow {
+  std::vector<int8_t> q;
+  std::vector<float> scale;
+};
+void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols a multiple of 32
+
+// y[r] = w_r . x for Q8_0 rows r in [r0, r1).
+void gemv_q8_0_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y);
+void gemv_q8_0_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y);
+
+}  // namespace kvgate

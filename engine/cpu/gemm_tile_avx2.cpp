@@ -1,0 +1,155 @@
+// The AVX2 build of gemm_tile.h (the x86-64-v3 baseline), and the
+// activation quantizer both builds share.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine/cpu/gemm_tile.h"
+#include "engine/model/float_convert.h"
+
+namespace kvgate {
+namespace {
+
+// 2 weight rows x 4 activation rows: 8 accumulators of the 16 ymm registers.
+constexpr int kTileRows = 2;
+constexpr int kTileCols = 4;
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// 8 weights of a row from column i widened to f32, and one (for the tail).
+struct LoadF32 {
+  static __m256 load(const void* row, int64_t i) { return _mm256_loadu_ps(static_cast<const float*>(row) + i); }
+  static float one(const void* row, int64_t i) { return static_cast<const float*>(row)[i]; }
+};
+struct LoadF16 {
+  static __m256 load(const void* row, int64_t i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)));
+  }
+  static float one(const void* row, int64_t i) { return f16_to_f32(static_cast<const uint16_t*>(row)[i]); }
+};
+struct LoadBF16 {
+  static __m256 load(const void* row, int64_t i) {
+    const __m256i wide = _mm256_cvtepu16_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+  }
+  static float one(const void* row, int64_t i) { return bf16_to_f32(static_cast<const uint16_t*>(row)[i]); }
+};
+
+// C is a template parameter so the accumulators stay in registers.
+template <class L, int C>
+void tile(const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
+  __m256 acc[kTileRows][C];
+  for (auto& row : acc)
+    for (auto& a : row) a = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= cols; i += 8) {
+    const __m256 w0 = L::load(w[0], i), w1 = L::load(w[1], i);
+    for (int j = 0; j < C; ++j) {
+      const __m256 xv = _mm256_loadu_ps(x[j] + i);
+      acc[0][j] = _mm256_fmadd_ps(w0, xv, acc[0][j]);
+      acc[1][j] = _mm256_fmadd_ps(w1, xv, acc[1][j]);
+    }
+  }
+  for (int r = 0; r < kTileRows; ++r)
+    for (int j = 0; j < C; ++j) {
+      float s = hsum(acc[r][j]);
+      for (int64_t k = i; k < cols; ++k) s += L::one(w[r], k) * x[j][k];
+      out[r][j] = s;
+    }
+}
+
+template <class L>
+void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
+  switch (nc) {
+    case 1: return tile<L, 1>(w, x, cols, out);
+    case 2: return tile<L, 2>(w, x, cols, out);
+    case 3: return tile<L, 3>(w, x, cols, out);
+    default: return tile<L, 4>(w, x, cols, out);
+  }
+}
+
+template <class L>
+void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
+  const int64_t cols = w.cols;
+  const int64_t tiles = (n + kTileCols - 1) / kTileCols;
+  thread_local std::vector<float> wide;  // Q8_0 rows, widened a tile at a time
+  for (int64_t r = r0; r < r1; r += kTileRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kTileRows, r1 - r));
+    const void* wr[kTileRows];
+    for (int k = 0; k < kTileRows; ++k) wr[k] = w.row(r + std::min(k, nr - 1));
+    if (w.type == TensorType::Q8_0) {
+      wide.resize(static_cast<size_t>(kTileRows * cols));
+      for (int k = 0; k < kTileRows; ++k) {
+        dequantize_row(w.type, wr[k], wide.data() + k * cols, cols);
+        wr[k] = wide.data() + k * cols;
+      }
+    }
+    int64_t t0 = 0;
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int nc = static_cast<int>((n - t0 + (tiles - t) - 1) / (tiles - t));
+      const float* xs[kTileCols];
+      for (int j = 0; j < nc; ++j) xs[j] = x + (t0 + j) * cols;
+      float out[kTileRows][kTileCols];
+      tile_n<L>(nc, wr, xs, cols, out);
+      for (int j = 0; j < nc; ++j)
+        for (int k = 0; k < nr; ++k) y[(t0 + j) * w.rows + r + k] = out[k][j];
+      t0 += nc;
+    }
+  }
+}
+
+// |w| (unsigned) times x with w's sign (signed), in pairs into int16 (at
+// most 2 x 127 x 127, no saturation), then in pairs into int32, scaled.
+inline __m256 dot_block(const BlockQ8_0& b, const int8_t* xq, __m256 scale, __m256 acc) {
+  const __m256i w8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q));
+  const __m256i x8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq));
+  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w8, w8), _mm256_sign_epi8(x8, w8));
+  const __m256i p32 = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(p32), scale, acc);
+}
+
+}  // namespace
+
+void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
+  switch (w.type) {
+    case TensorType::F32: return rows<LoadF32>(w, r0, r1, x, n, y);
+    case TensorType::F16: return rows<LoadF16>(w, r0, r1, x, n, y);
+    case TensorType::BF16: return rows<LoadBF16>(w, r0, r1, x, n, y);
+    case TensorType::Q8_0: return rows<LoadF32>(w, r0, r1, x, n, y);
+  }
+}
+
+void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
+  const int64_t blocks = cols / kQ8_0Block;
+  out.q.resize(static_cast<size_t>(cols));
+  out.scale.resize(static_cast<size_t>(blocks));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xb = x + b * kQ8_0Block;
+    float amax = 0.0f;
+    for (int i = 0; i < kQ8_0Block; ++i) amax = std::max(amax, std::fabs(xb[i]));
+    // 127, not 128: the sign trick in dot_block negates x, and -(-128) does not fit.
+    const float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+    out.scale[b] = d;
+    for (int i = 0; i < kQ8_0Block; ++i) out.q[b * kQ8_0Block + i] = static_cast<int8_t>(std::lrintf(xb[i] * inv));
+  }
+}
+
+void gemv_q8_0_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y) {
+  const int64_t blocks = w.cols / kQ8_0Block;
+  for (int64_t r = r0; r < r1; ++r) {
+    const auto* row = reinterpret_cast<const BlockQ8_0*>(w.row(r));
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b)
+      acc = dot_block(row[b], x.q.data() + b * kQ8_0Block, _mm256_set1_ps(_cvtsh_ss(row[b].scale_f16) * x.scale[b]),
+                      acc);
+    y[r] = hsum(acc);
+  }
+}
+
+}  // namespace kvgate

@@ -1,0 +1,165 @@
+// The AVX-512 build of gemm_tile.h, compiled with -mavx512{f,bw,dq,vl,vnni}
+// (see engine/cpu/CMakeLists.txt) and called only when cpu_has_avx512().
+#include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() (a self-initialised
+// vector) as the pass-through of unmasked operations, which -O3 reports as
+// maybe-uninitialized; the build treats warnings as errors.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <algorithm>
+
+#include "engine/cpu/gemm_tile.h"
+#include "engine/model/float_convert.h"
+
+namespace kvgate {
+namespace {
+
+// 3 weight rows x 8 activation rows: 24 accumulators, 3 weight and 1
+// activation register, 28 of the 32 zmm registers. Per 16 columns: 24 FMAs
+// against 3 widening loads and 8 activation loads.
+constexpr int kTileRows = 3;
+constexpr int kTileCols = 8;
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+inline float hsum(__m512 v) { return hsum(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
+
+// 16 weights of a row from column i, widened to f32; `m` masks a row's tail.
+struct LoadF32 {
+  static __m512 load(const void* row, int64_t i, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(row) + i);
+  }
+};
+struct LoadF16 {
+  static __m512 load(const void* row, int64_t i, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
+  }
+};
+struct LoadBF16 {
+  static __m512 load(const void* row, int64_t i, __mmask16 m) {
+    const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+};
+
+template <class L, int C>
+inline void step(const void* const* w, const float* const* x, int64_t i, __mmask16 m, __m512 (&acc)[kTileRows][C]) {
+  __m512 wv[kTileRows];
+  for (int r = 0; r < kTileRows; ++r) wv[r] = L::load(w[r], i, m);
+  for (int j = 0; j < C; ++j) {
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x[j] + i);
+    for (int r = 0; r < kTileRows; ++r) acc[r][j] = _mm512_fmadd_ps(wv[r], xv, acc[r][j]);
+  }
+}
+
+// C is a template parameter so the accumulators stay in registers.
+template <class L, int C>
+void tile(const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
+  __m512 acc[kTileRows][C];
+  for (auto& row : acc)
+    for (auto& a : row) a = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= cols; i += 16) step<L, C>(w, x, i, 0xFFFF, acc);
+  if (i < cols) step<L, C>(w, x, i, static_cast<__mmask16>((1u << (cols - i)) - 1), acc);
+  for (int r = 0; r < kTileRows; ++r)
+    for (int j = 0; j < C; ++j) out[r][j] = hsum(acc[r][j]);
+}
+
+template <class L>
+void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
+  switch (nc) {
+    case 1: return tile<L, 1>(w, x, cols, out);
+    case 2: return tile<L, 2>(w, x, cols, out);
+    case 3: return tile<L, 3>(w, x, cols, out);
+    case 4: return tile<L, 4>(w, x, cols, out);
+    case 5: return tile<L, 5>(w, x, cols, out);
+    case 6: return tile<L, 6>(w, x, cols, out);
+    case 7: return tile<L, 7>(w, x, cols, out);
+    default: return tile<L, 8>(w, x, cols, out);
+  }
+}
+
+template <class L>
+void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
+  const int64_t cols = w.cols;
+  // The activation rows split as evenly as tiles of at most kTileCols allow
+  // (9 rows are 5 + 4, not 8 + 1).
+  const int64_t tiles = (n + kTileCols - 1) / kTileCols;
+  thread_local std::vector<float> wide;  // Q8_0 rows, widened a tile at a time
+  for (int64_t r = r0; r < r1; r += kTileRows) {
+    const int nr = static_cast<int>(std::min<int64_t>(kTileRows, r1 - r));
+    const void* wr[kTileRows];
+    // A short last tile repeats its last row rather than reading past r1.
+    for (int k = 0; k < kTileRows; ++k) wr[k] = w.row(r + std::min(k, nr - 1));
+    if (w.type == TensorType::Q8_0) {
+      wide.resize(static_cast<size_t>(kTileRows * cols));
+      for (int k = 0; k < kTileRows; ++k) {
+        dequantize_row(w.type, wr[k], wide.data() + k * cols, cols);
+        wr[k] = wide.data() + k * cols;
+      }
+    }
+    int64_t t0 = 0;
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int nc = static_cast<int>((n - t0 + (tiles - t) - 1) / (tiles - t));
+      const float* xs[kTileCols];
+      for (int j = 0; j < nc; ++j) xs[j] = x + (t0 + j) * cols;
+      float out[kTileRows][kTileCols];
+      tile_n<L>(nc, wr, xs, cols, out);
+      for (int j = 0; j < nc; ++j)
+        for (int k = 0; k < nr; ++k) y[(t0 + j) * w.rows + r + k] = out[k][j];
+      t0 += nc;
+    }
+  }
+}
+
+// One Q8_0 block of a weight row against the same block of a quantized
+// activation row: |w| (unsigned) times x with w's sign (signed), summed in
+// fours by VNNI into 8 int32 lanes, then scaled.
+inline __m256 dot_block(const BlockQ8_0& b, const int8_t* xq, __m256 scale, __m256 acc) {
+  const __m256i w8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q));
+  const __m256i x8 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq));
+  const __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(w8, w8), _mm256_sign_epi8(x8, w8));
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, acc);
+}
+
+}  // namespace
+
+void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
+  switch (w.type) {
+    case TensorType::F32: return rows<LoadF32>(w, r0, r1, x, n, y);
+    case TensorType::F16: return rows<LoadF16>(w, r0, r1, x, n, y);
+    case TensorType::BF16: return rows<LoadBF16>(w, r0, r1, x, n, y);
+    case TensorType::Q8_0: return rows<LoadF32>(w, r0, r1, x, n, y);
+  }
+}
+
+void gemv_q8_0_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y) {
+  const int64_t blocks = w.cols / kQ8_0Block;
+  // Two rows at a time: two independent accumulator chains, one pass over x.
+  int64_t r = r0;
+  for (; r + 2 <= r1; r += 2) {
+    const auto* b0 = reinterpret_cast<const BlockQ8_0*>(w.row(r));
+    const auto* b1 = reinterpret_cast<const BlockQ8_0*>(w.row(r + 1));
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int8_t* xq = x.q.data() + b * kQ8_0Block;
+      a0 = dot_block(b0[b], xq, _mm256_set1_ps(_cvtsh_ss(b0[b].scale_f16) * x.scale[b]), a0);
+      a1 = dot_block(b1[b], xq, _mm256_set1_ps(_cvtsh_ss(b1[b].scale_f16) * x.scale[b]), a1);
+    }
+    y[r] = hsum(a0);
+    y[r + 1] = hsum(a1);
+  }
+  for (; r < r1; ++r) {
+    const auto* b0 = reinterpret_cast<const BlockQ8_0*>(w.row(r));
+    __m256 a0 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; ++b)
+      a0 = dot_block(b0[b], x.q.data() + b * kQ8_0Block, _mm256_set1_ps(_cvtsh_ss(b0[b].scale_f16) * x.scale[b]), a0);
+    y[r] = hsum(a0);
+  }
+}
+
+}  // namespace kvgate

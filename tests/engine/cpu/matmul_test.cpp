@@ -1,0 +1,178 @@
+// The linear-layer kernels against a double-precision reference, for every
+// stored weight type: the register tiles of both builds (AVX2 and, where the
+// CPU has it, AVX-512) at batch sizes on and off their tile edges, the int8
+// Q8_0 path of batch 1, and matmul itself across its sgemm crossover.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "engine/cpu/cpu_features.h"
+#include "engine/cpu/gemm_tile.h"
+#include "engine/cpu/matmul.h"
+#include "engine/model/float_convert.h"
+
+namespace kvgate {
+namespace {
+
+// A random matrix stored as `type`, with the f32 values it really holds.
+struct StoredMatrix {
+  std::vector<std::byte> bytes;
+  std::vector<float> values;  // [rows][cols], dequantized
+  Matrix m;
+};
+
+StoredMatrix make_matrix(TensorType type, int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  StoredMatrix s;
+  const size_t row_bytes = type == TensorType::Q8_0 ? static_cast<size_t>(cols / kQ8_0Block) * sizeof(BlockQ8_0)
+                           : type == TensorType::F32 ? static_cast<size_t>(cols) * 4
+                                                     : static_cast<size_t>(cols) * 2;
+  s.bytes.resize(row_bytes * static_cast<size_t>(rows));
+  s.values.resize(static_cast<size_t>(rows * cols));
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : row) v = dist(rng);
+    std::byte* dst = s.bytes.data() + r * row_bytes;
+    quantize_row(type, row.data(), dst, cols);
+    dequantize_row(type, dst, &s.values[r * cols], cols);
+  }
+  s.m = {type, rows, cols, row_bytes, s.bytes.data()};
+  return s;
+}
+
+std::vector<float> make_activations(int64_t n, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n * cols));
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+// Checks y against the exact products of `w` and `x`, each entry within
+// `rel` of the sum of |w_i x_i| (the scale its rounding error grows with).
+void expect_products(const StoredMatrix& w, const std::vector<float>& x, int64_t n, const std::vector<float>& y,
+                     int64_t r0, int64_t r1, double rel, const std::string& what) {
+  const int64_t rows = w.m.rows, cols = w.m.cols;
+  int bad = 0;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t r = r0; r < r1; ++r) {
+      double want = 0, scale = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        const double p = double{w.values[r * cols + c]} * x[t * cols + c];
+        want += p;
+        scale += std::fabs(p);
+      }
+      const double got = y[t * rows + r];
+      if (std::fabs(got - want) > rel * scale && ++bad <= 3)
+        ADD_FAILURE() << what << ": y[" << t << "][" << r << "] = " << got << ", want " << want;
+    }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+constexpr TensorType kTypes[] = {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0};
+const char* name(TensorType t) {
+  switch (t) {
+    case TensorType::F32: return "f32";
+    case TensorType::F16: return "f16";
+    case TensorType::BF16: return "bf16";
+    case TensorType::Q8_0: return "q8_0";
+  }
+  return "?";
+}
+
+struct Build {
+  const char* name;
+  decltype(&gemm_rows_avx2) gemm_rows;
+  decltype(&gemv_q8_0_avx2) gemv_q8_0;
+};
+std::vector<Build> builds() {
+  std::vector<Build> b{{"avx2", gemm_rows_avx2, gemv_q8_0_avx2}};
+  if (cpu_has_avx512()) b.push_back({"avx512", gemm_rows_avx512, gemv_q8_0_avx512});
+  return b;
+}
+
+// Rows and columns off every tile edge (37 rows: tiles of 3 and 2 leave one
+// over; 200 columns: not a multiple of 16 for the masked tail; Q8_0 rows are
+// whole blocks of 32).
+TEST(GemmTile, EveryTypeAndBatchMatchesTheReference) {
+  for (const Build& b : builds())
+    for (TensorType type : kTypes) {
+      const int64_t rows = 37, cols = type == TensorType::Q8_0 ? 192 : 200;
+      const StoredMatrix w = make_matrix(type, rows, cols, 7);
+      for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 32, 33}) {
+        const auto x = make_activations(n, cols, static_cast<uint32_t>(n));
+        std::vector<float> y(static_cast<size_t>(n * rows), NAN);
+        // Two ranges, as two work items of one matmul: each writes only its rows.
+        b.gemm_rows(w.m, 0, 13, x.data(), n, y.data());
+        b.gemm_rows(w.m, 13, rows, x.data(), n, y.data());
+        expect_products(w, x, n, y, 0, rows, 1e-5, std::string(b.name) + " " + name(type) + " n=" + std::to_string(n));
+      }
+    }
+}
+
+TEST(GemmTile, ARangeWritesOnlyItsRows) {
+  for (const Build& b : builds()) {
+    const StoredMatrix w = make_matrix(TensorType::F16, 10, 64, 3);
+    const auto x = make_activations(5, 64, 4);
+    std::vector<float> y(50, -1.0f);
+    b.gemm_rows(w.m, 4, 7, x.data(), 5, y.data());
+    for (int64_t t = 0; t < 5; ++t)
+      for (int64_t r = 0; r < 10; ++r) {
+        if (r >= 4 && r < 7) continue;
+        EXPECT_EQ(y[t * 10 + r], -1.0f) << b.name << " t=" << t << " r=" << r;
+      }
+  }
+}
+
+// Batch 1 over Q8_0 quantizes the activations too (as llama.cpp does): the
+// error is that of an int8 x, about 1/254 of each |w_i x_i| at worst.
+TEST(GemmTile, Q8_0DecodeIsCloseToTheReference) {
+  for (const Build& b : builds()) {
+    const StoredMatrix w = make_matrix(TensorType::Q8_0, 37, 256, 11);
+    const auto x = make_activations(1, 256, 12);
+    QuantizedRow xq;
+    quantize_row_q8(x.data(), 256, xq);
+    std::vector<float> y(37, NAN);
+    b.gemv_q8_0(w.m, 0, 20, xq, y.data());
+    b.gemv_q8_0(w.m, 20, 37, xq, y.data());
+    expect_products(w, x, 1, y, 0, 37, 1.0 / 200, std::string(b.name) + " q8_0 gemv");
+  }
+}
+
+TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
+  std::vector<float> x(64, 0.0f);
+  x[3] = -5.0f, x[4] = 5.0f, x[40] = 1e-30f;
+  QuantizedRow q;
+  quantize_row_q8(x.data(), 64, q);
+  EXPECT_EQ(q.q[3], -127);
+  EXPECT_EQ(q.q[4], 127);
+  EXPECT_EQ(q.q[0], 0);
+  EXPECT_FLOAT_EQ(q.scale[0], 5.0f / 127.0f);
+  EXPECT_EQ(q.q[40], 127);  // a block's largest value maps to 127 however small
+  EXPECT_EQ(q.scale.size(), 2u);
+}
+
+// matmul and matmul_many as the backend calls them, on both sides of the
+// sgemm crossover, for every type.
+TEST(Matmul, EveryTypeMatchesTheReferenceOnBothPaths) {
+  for (TensorType type : kTypes) {
+    const int64_t cols = 256;
+    const StoredMatrix a = make_matrix(type, 70, cols, 21), b = make_matrix(type, 33, cols, 22);
+    for (int64_t n : {1, 2, 8, 15, 16, 31, 32, 64, 65, 130}) {
+      const auto x = make_activations(n, cols, static_cast<uint32_t>(100 + n));
+      std::vector<float> ya(static_cast<size_t>(n * 70), NAN), yb(static_cast<size_t>(n * 33), NAN);
+      const MatmulTarget both[] = {{&a.m, ya.data()}, {&b.m, yb.data()}};
+      matmul_many(both, x.data(), n);
+      const double rel = type == TensorType::Q8_0 && n == 1 ? 1.0 / 200 : 1e-5;
+      const std::string what = std::string(name(type)) + " n=" + std::to_string(n);
+      expect_products(a, x, n, ya, 0, 70, rel, what + " first");
+      expect_products(b, x, n, yb, 0, 33, rel, what + " second");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvgate
