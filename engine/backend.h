@@ -27,8 +27,8 @@ namespace kvgate {
 struct BackendOptions {
   int32_t block_size = 16;      // tokens per KV block
   int64_t kv_budget_bytes = 0;  // KV pool size; 0 = enough for one full context
-  // The K/V element type. The CPU backend keeps f32 only (the registry
-  // refuses another); the CUDA backend keeps f32, f16 or bf16.
+  // The K/V element type: f32, f16 or bf16 (half the bytes per token, so
+  // twice the tokens in the same budget), on either backend.
   KvType kv_type = KvType::kF32;
   // A device backend's share of its device's memory (weights, KV pool and
   // workspace together), vLLM's gpu_memory_utilization: when above 0, the KV

@@ -43,8 +43,6 @@ static_assert(static_cast<uint32_t>(WeightType::kQ8_0) == static_cast<uint32_t>(
 }
 
 std::unique_ptr<Backend> make_cpu(std::shared_ptr<const Model> model, const BackendOptions& opt) {
-  if (opt.kv_type != KvType::kF32)
-    throw Error("the CPU backend keeps K/V in f32, not " + std::string(kv_type_name(opt.kv_type)));
   return make_cpu_backend(std::move(model), opt);
 }
 

@@ -1,5 +1,7 @@
 // Paged attention on the CPU: one token's query heads against every earlier
-// position of its sequence, read through the block table.
+// position of its sequence, read through the block table. K/V are read in
+// the pool's element type and widened to f32 as they are loaded; all the
+// arithmetic is f32.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +29,7 @@ inline constexpr int32_t kAttendRowsMin = 16;
 
 // The same for a run of n consecutive tokens of one sequence, at positions
 // [start_pos, start_pos + n), as matrix products: K and V of the positions
-// the run can see are gathered out of their blocks once, then scores = Q K^T
+// the run can see are gathered out of their blocks once (widened to f32), then scores = Q K^T
 // and out = softmax(scores, causal) V run as sgemm. Row i of q and out holds
 // token i's heads; consecutive rows are `row_stride` floats apart.
 struct AttendRowsScratch {

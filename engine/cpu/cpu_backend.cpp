@@ -7,7 +7,7 @@
 // Per layer, as the math reads:
 //   h   = rmsnorm(x) * attn_norm
 //   q,k,v = h Wq^T, h Wk^T, h Wv^T          rope(q, k) at each row's position
-//   K/V[pos] <- k, v                        (into the sequence's own block)
+//   K/V[pos] <- k, v                        (into the sequence's own block, in the pool's element type)
 //   x  += attention(q, K/V[0..pos]) Wo^T
 //   h   = rmsnorm(x) * ffn_norm
 //   x  += (silu(h Wgate^T) * h Wup^T) Wdown^T
@@ -44,26 +44,17 @@ class CpuBackend final : public Backend {
       : model_(std::move(model)),
         c_(model_->config()),
         w_(model_->weights()),
-        cap_(kvgate::kv_capacity(c_, KvType::kF32, opt.block_size, opt.kv_budget_bytes)),
-        kv_(c_.n_layers, cap_.num_blocks, cap_.block_size, c_.kv_dim()),
+        cap_(kvgate::kv_capacity(c_, opt.kv_type, opt.block_size, opt.kv_budget_bytes)),
+        kv_(opt.kv_type, c_.n_layers, cap_.num_blocks, cap_.block_size, c_.kv_dim()),
         rope_(c_.context_length, c_.rope_dim, c_.rope_base) {}
 
   std::string_view name() const override { return "cpu"; }
   const ModelConfig& config() const override { return c_; }
-  KvLayout kv_layout() const override { return {KvType::kF32}; }
+  KvLayout kv_layout() const override { return {kv_.type()}; }
   const KvCapacity& kv_capacity() const override { return cap_; }
   void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { kv_.copy_block_out(b, dst); }
   void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { kv_.copy_block_in(b, src); }
-  void copy_block(BlockId src, BlockId dst) override {
-    if (src < 0 || src >= kv_.n_blocks() || dst < 0 || dst >= kv_.n_blocks()) throw Error("copy_block: bad block id");
-    if (src == dst) return;
-    // A block is one contiguous run of block_size x kv_dim floats per layer, for K and for V.
-    const size_t n = static_cast<size_t>(kv_.block_size()) * static_cast<size_t>(kv_.kv_dim());
-    for (int32_t l = 0; l < c_.n_layers; ++l) {
-      std::copy_n(kv_.k(l, src, 0), n, kv_.k(l, dst, 0));
-      std::copy_n(kv_.v(l, src, 0), n, kv_.v(l, dst, 0));
-    }
-  }
+  void copy_block(BlockId src, BlockId dst) override { kv_.copy_block(src, dst); }
 
   void forward(std::span<const SequenceStep> batch, Logits& out) override {
     validate(batch);
@@ -158,8 +149,7 @@ class CpuBackend final : public Backend {
       rope_.apply(&q_[t * d], pos, c_.n_heads, c_.head_dim);
       rope_.apply(&k_[t * kvd], pos, c_.n_kv_heads, c_.head_dim);
       const BlockId b = batch[row_seq_[t]].block_table[pos / B];
-      std::copy_n(&k_[t * kvd], kvd, kv_.k(layer, b, pos % B));
-      std::copy_n(&v_[t * kvd], kvd, kv_.v(layer, b, pos % B));
+      kv_.store(layer, b, pos % B, &k_[t * kvd], &v_[t * kvd]);  // narrowed to the pool's type
     }
   }
 

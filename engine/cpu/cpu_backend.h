@@ -1,5 +1,6 @@
-// The CPU backend: the reference forward pass, f32 K/V. Chosen through the
-// registry (engine/backend_registry.h); tests make it directly.
+// The CPU backend: the reference forward pass, with K/V kept in f32, f16 or
+// bf16 (BackendOptions::kv_type). Chosen through the registry
+// (engine/backend_registry.h); tests make it directly.
 #pragma once
 
 #include <memory>

@@ -31,9 +31,18 @@
 // stall of a preempted request (its largest gap between two tokens: queueing
 // behind the others plus the resume itself).
 //
+// K/V element type under the same memory (a last table at c = 64): the
+// pressure table's KV budget in bytes, with f32 and with f16 K/V. f16 holds
+// twice the blocks, so more sequences run at once and fewer are preempted.
+// Per type: the pool's blocks, the sequences in each step's batch (peak and
+// mean over the steps: every running sequence is in every step, decoding or
+// prefilling a chunk, unless the token budget ran out), the scheduler's
+// preemptions, and throughput.
+//
 // A noisy 2-core VM: best of kRuns per cell (one at c = 64, to keep the
 // whole table within a few minutes); read the on/off ratios, not the
-// absolute figures. `serve_engine SHARED MODELS c` runs just level c.
+// absolute figures. `serve_engine SHARED MODELS c` runs just level c (and
+// the tables at c = 64); `serve_engine SHARED MODELS kv` just the K/V table.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -44,6 +53,7 @@
 #include <vector>
 
 #include "cache/tiers/host_tier.h"
+#include "engine/backend.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/sched/engine.h"
 #include "engine/model/model.h"
@@ -198,6 +208,100 @@ PressureRow run_pressure(std::shared_ptr<const Model> model, const cache::ModelF
   return row;
 }
 
+// What a Backend was asked to run: the sequences of each step. Written by
+// the engine loop; read once the Engine has been destroyed (joined).
+struct BatchSizes {
+  int64_t steps = 0, sequences = 0;
+  int32_t peak = 0;
+};
+
+class CountingBackend final : public Backend {
+ public:
+  CountingBackend(std::unique_ptr<Backend> inner, std::shared_ptr<BatchSizes> sizes)
+      : inner_(std::move(inner)), sizes_(std::move(sizes)) {}
+  std::string_view name() const override { return inner_->name(); }
+  const ModelConfig& config() const override { return inner_->config(); }
+  KvLayout kv_layout() const override { return inner_->kv_layout(); }
+  const KvCapacity& kv_capacity() const override { return inner_->kv_capacity(); }
+  void forward(std::span<const SequenceStep> batch, Logits& out) override {
+    ++sizes_->steps;
+    sizes_->sequences += static_cast<int64_t>(batch.size());
+    sizes_->peak = std::max(sizes_->peak, static_cast<int32_t>(batch.size()));
+    inner_->forward(batch, out);
+  }
+  void copy_block_to_host(BlockId b, std::span<std::byte> dst) const override { inner_->copy_block_to_host(b, dst); }
+  void copy_block_from_host(BlockId b, std::span<const std::byte> src) override { inner_->copy_block_from_host(b, src); }
+  void copy_block(BlockId src, BlockId dst) override { inner_->copy_block(src, dst); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::shared_ptr<BatchSizes> sizes_;
+};
+
+struct KvTypeRow {
+  int32_t blocks;
+  int32_t peak_batch;
+  double mean_batch, tok_s;
+  int64_t preemptions, recomputed;
+};
+
+// c clients, recompute preemption, the KV budget of run_pressure's f32 pool
+// held as `type`.
+KvTypeRow run_kv_type(std::shared_ptr<const Model> model, int conc, int n_req, KvType type) {
+  const ModelConfig& c = model->config();
+  BackendOptions bo;
+  bo.block_size = kBlock;
+  bo.kv_type = type;
+  const int32_t per_request = (kPrompt + kOutput) / kBlock + 1;
+  bo.kv_budget_bytes = kv_budget_for_blocks(c, KvType::kF32, kBlock, conc * per_request / 3);
+  SchedulerOptions so;
+  so.model = model_fingerprint(*model, KvLayout{type});
+  so.max_step_tokens = 2 * kChunkedBudget;
+  auto sizes = std::make_shared<BatchSizes>();
+  auto backend = std::make_unique<CountingBackend>(make_cpu_backend(model, bo), sizes);
+  KvTypeRow row{};
+  row.blocks = backend->num_blocks();
+  double wall = 0;
+  std::vector<Completion> done;
+  {
+    Engine engine(std::move(backend), std::move(so));
+    done = run_clients(engine, c, conc, n_req, 88000, {0x5e, 3}, wall);
+    row.preemptions = engine.preemptions();
+  }  // joined: the loop's counts are complete and visible
+  int64_t out = 0;
+  for (const Completion& d : done) {
+    out += static_cast<int64_t>(d.result.output.size());
+    row.recomputed += d.result.recomputed_tokens;
+  }
+  row.tok_s = static_cast<double>(out) / wall;
+  row.peak_batch = sizes->peak;
+  row.mean_batch = static_cast<double>(sizes->sequences) / static_cast<double>(std::max<int64_t>(1, sizes->steps));
+  return row;
+}
+
+void print_kv_types(std::shared_ptr<const Model> model) {
+  const int conc = 64, n_req = 128;
+  const ModelConfig& c = model->config();
+  const int32_t per_request = (kPrompt + kOutput) / kBlock + 1;
+  const int64_t budget = kv_budget_for_blocks(c, KvType::kF32, kBlock, conc * per_request / 3);
+  std::printf("\nK/V element type in the same KV budget (%.1f MiB, a third of the f32 blocks of c = %d), c = %d, %d "
+              "requests, chunked at %d, recompute preemption. Sequences per step: the batch the backend ran.\n\n"
+              "| K/V | pool blocks | sequences per step, peak | mean | preemptions | positions recomputed | "
+              "out tok/s |\n|---|---:|---:|---:|---:|---:|---:|\n",
+              static_cast<double>(budget) / 1048576.0, conc, conc, n_req, 2 * kChunkedBudget);
+  KvTypeRow rows[2];
+  const KvType types[2] = {KvType::kF32, KvType::kF16};
+  for (int i = 0; i < 2; ++i) {
+    const KvTypeRow& r = rows[i] = run_kv_type(model, conc, n_req, types[i]);
+    std::printf("| %s | %d | %d | %.1f | %lld | %lld | %.1f |\n", std::string(kv_type_name(types[i])).c_str(), r.blocks,
+                r.peak_batch, r.mean_batch, static_cast<long long>(r.preemptions), static_cast<long long>(r.recomputed),
+                r.tok_s);
+    std::fflush(stdout);
+  }
+  std::printf("\nf16 / f32: sequences per step (mean) %.2fx, throughput %.2fx\n",
+              rows[1].mean_batch / rows[0].mean_batch, rows[1].tok_s / rows[0].tok_s);
+}
+
 }  // namespace
 }  // namespace kvgate
 
@@ -205,7 +309,8 @@ int main(int argc, char** argv) {
   using namespace kvgate;
   const auto [shared, models_dir] = bench_dirs(argc, argv);
   std::vector<int> levels = {1, 4, 16, 64};
-  if (argc > 3) levels = {std::atoi(argv[3])};  // one level, for a quick look
+  const bool kv_only = argc > 3 && std::string(argv[3]) == "kv";
+  if (argc > 3 && !kv_only) levels = {std::atoi(argv[3])};  // one level, for a quick look
 
   std::printf("# Serving engine: continuous batching, chunked prefill on/off\n\n%s\n\n", machine_summary().c_str());
   const Limits lim{measure_copy_bandwidth_gbps(), measure_read_bandwidth_gbps(), measure_sgemm_peak_gflops()};
@@ -224,6 +329,10 @@ int main(int argc, char** argv) {
               kPrompt, kOutput, kChunkedBudget, 2 * kChunkedBudget, kUnchunkedBudget, kRuns, lim.read_gbps,
               lim.sgemm_gflops);
   (void)run_level(model, fp, 1, 1, true, kChunkedBudget, 999);  // warm-up: page in the weights
+  if (kv_only) {
+    print_kv_types(model);
+    return 0;
+  }
 
   std::printf("| c | chunked | budget | requests | steps | out tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | "
               "ITL p99 ms | ITL max ms | GB/s | vs read BW | GFLOP/s | vs sgemm |\n"
@@ -282,5 +391,6 @@ int main(int argc, char** argv) {
   }
   std::printf("\nswap / recompute: throughput %.2fx, stall p50 %.2fx\n", rows[1].tok_s / rows[0].tok_s,
               rows[1].stall_p50 / rows[0].stall_p50);
+  print_kv_types(model);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "engine/cpu/matmul.h"
 #include "engine/kv_layout.h"
 #include "engine/error.h"
+#include "engine/model/float_convert.h"
 #include "engine/model/model.h"
 #include "tests/shared_data.h"
 
@@ -112,39 +113,81 @@ TEST(CpuBackend, ScatteredBlockTableEqualsContiguousOne) {
     for (int v = 0; v < la.vocab(); ++v) ASSERT_EQ(la.row(0, i)[v], lb.row(0, i)[v]);
 }
 
-TEST(CpuAttention, PagedEqualsContiguousReference) {
-  const int32_t layers = 2, B = 4, kv_heads = 2, hd = 8, G = 3, n_ctx = 23;
-  KvPool pool(layers, 16, B, kv_heads * hd);
+// What a pool of type t holds for x: the scalar conversions of
+// float_convert.h (the pool's own are vectorized), so the attention tests'
+// references see the values attention reads.
+float as_stored(float x, KvType t) {
+  switch (t) {
+    case KvType::kF32: return x;
+    case KvType::kF16: return f16_to_f32(f32_to_f16(x));
+    case KvType::kBF16: return bf16_to_f32(f32_to_bf16(x));
+  }
+  return std::nanf("");
+}
+
+// Writes K/V rows (kv_dim floats per position) into the pool through the
+// block table, and rounds the caller's copies to what the pool then holds.
+void fill_pool(KvPool& pool, int32_t layer, std::span<const BlockId> table, std::vector<float>& K,
+               std::vector<float>& V) {
+  const int32_t kvd = pool.kv_dim(), B = pool.block_size();
+  const auto n_ctx = static_cast<int32_t>(K.size() / static_cast<size_t>(kvd));
+  for (int32_t p = 0; p < n_ctx; ++p)
+    pool.store(layer, table[p / B], p % B, &K[static_cast<size_t>(p) * kvd], &V[static_cast<size_t>(p) * kvd]);
+  for (auto& x : K) x = as_stored(x, pool.type());
+  for (auto& x : V) x = as_stored(x, pool.type());
+}
+
+std::string type_name(const ::testing::TestParamInfo<KvType>& info) { return std::string(kv_type_name(info.param)); }
+
+class CpuAttention : public ::testing::TestWithParam<KvType> {};
+INSTANTIATE_TEST_SUITE_P(KvTypes, CpuAttention, ::testing::Values(KvType::kF32, KvType::kF16, KvType::kBF16),
+                         type_name);
+
+// head_dim 8 is stories260K's (whole AVX2 registers); 12 leaves a tail of 4
+// values that take the scalar conversions.
+using DecodeCase = std::tuple<KvType, int32_t>;
+std::string decode_case_name(const ::testing::TestParamInfo<DecodeCase>& info) {
+  const auto [type, hd] = info.param;
+  return std::string(kv_type_name(type)).append("_hd").append(std::to_string(hd));
+}
+class CpuAttentionDecode : public ::testing::TestWithParam<DecodeCase> {};
+INSTANTIATE_TEST_SUITE_P(KvTypes, CpuAttentionDecode,
+                         ::testing::Combine(::testing::Values(KvType::kF32, KvType::kF16, KvType::kBF16),
+                                            ::testing::Values(8, 12)),
+                         decode_case_name);
+
+TEST_P(CpuAttentionDecode, PagedEqualsContiguousReference) {
+  const auto [type, hd] = GetParam();
+  const int32_t layers = 2, B = 4, kv_heads = 2, G = 3, n_ctx = 23;
+  KvPool pool(type, layers, 16, B, kv_heads * hd);
   std::mt19937 rng(3);
   std::normal_distribution<float> nd;
   std::vector<BlockId> table{9, 2, 14, 0, 7, 11};
   // Contiguous copies of what goes into the paged pool.
-  std::vector<float> K(n_ctx * kv_heads * hd), V(K.size());
+  std::vector<float> K(static_cast<size_t>(n_ctx * kv_heads * hd)), V(K.size());
   for (auto& x : K) x = nd(rng);
   for (auto& x : V) x = nd(rng);
   const int32_t layer = 1;
-  for (int32_t p = 0; p < n_ctx; ++p) {
-    std::copy_n(&K[p * kv_heads * hd], kv_heads * hd, pool.k(layer, table[p / B], p % B));
-    std::copy_n(&V[p * kv_heads * hd], kv_heads * hd, pool.v(layer, table[p / B], p % B));
-  }
-  std::vector<float> q(G * hd);
+  fill_pool(pool, layer, table, K, V);
+  std::vector<float> q(static_cast<size_t>(G * hd));
   for (auto& x : q) x = nd(rng);
   for (int32_t g = 0; g < kv_heads; ++g) {
-    std::vector<float> out(G * hd), scores;
+    std::vector<float> out(static_cast<size_t>(G * hd)), scores;
     attend(pool, layer, table, n_ctx, g, {hd, G}, q.data(), out.data(), scores);
     for (int32_t h = 0; h < G; ++h) {
       // Straightforward softmax(q.k / sqrt(d)) v in double precision.
       std::vector<double> s(n_ctx);
       for (int32_t p = 0; p < n_ctx; ++p) {
         double dot = 0;
-        for (int32_t i = 0; i < hd; ++i) dot += double{q[h * hd + i]} * K[(p * kv_heads + g) * hd + i];
-        s[p] = dot / std::sqrt(double{hd});
+        for (int32_t i = 0; i < hd; ++i)
+          dot += double{q[h * hd + i]} * K[static_cast<size_t>((p * kv_heads + g) * hd + i)];
+        s[p] = dot / std::sqrt(static_cast<double>(hd));
       }
       double mx = *std::max_element(s.begin(), s.end()), sum = 0;
       for (auto& x : s) sum += (x = std::exp(x - mx));
       for (int32_t i = 0; i < hd; ++i) {
         double o = 0;
-        for (int32_t p = 0; p < n_ctx; ++p) o += s[p] / sum * V[(p * kv_heads + g) * hd + i];
+        for (int32_t p = 0; p < n_ctx; ++p) o += s[p] / sum * V[static_cast<size_t>((p * kv_heads + g) * hd + i)];
         EXPECT_NEAR(out[h * hd + i], o, 1e-5);
       }
     }
@@ -171,13 +214,13 @@ struct RowsCase {
 // some output of every case here by 1e-2 or more.
 constexpr double kRowsTolerance = 1e-5;
 
-void check_attend_rows(const RowsCase& c, uint32_t seed) {
+void check_attend_rows(KvType type, const RowsCase& c, uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "start_pos " << c.start_pos << " n " << c.n << " group " << c.group
                                     << " block " << c.block_size);
   const int32_t layers = 2, kv_heads = 2, hd = 16, G = c.group, B = c.block_size, layer = 1;
   const int32_t n_ctx = c.start_pos + c.n, n_heads = kv_heads * G, kvd = kv_heads * hd;
   const int32_t blocks = (n_ctx + B - 1) / B;
-  KvPool pool(layers, blocks + 7, B, kvd);
+  KvPool pool(type, layers, blocks + 7, B, kvd);
   // A scattered table over a pool with spare blocks: the sequence's block i is
   // pool block table[i].
   std::vector<BlockId> table(static_cast<size_t>(blocks + 7));
@@ -189,15 +232,10 @@ void check_attend_rows(const RowsCase& c, uint32_t seed) {
   std::vector<float> K(static_cast<size_t>(n_ctx) * kvd), V(K.size());
   for (auto& x : K) x = nd(rng);
   for (auto& x : V) x = nd(rng);
-  for (int32_t p = 0; p < n_ctx; ++p) {
-    std::copy_n(&K[static_cast<size_t>(p) * kvd], kvd, pool.k(layer, table[p / B], p % B));
-    std::copy_n(&V[static_cast<size_t>(p) * kvd], kvd, pool.v(layer, table[p / B], p % B));
-  }
+  fill_pool(pool, layer, table, K, V);
   // Another layer's K/V in the same blocks must not be read.
-  for (int32_t p = 0; p < n_ctx; ++p) {
-    std::fill_n(pool.k(0, table[p / B], p % B), kvd, 1e3f);
-    std::fill_n(pool.v(0, table[p / B], p % B), kvd, 1e3f);
-  }
+  std::vector<float> other(K.size(), 1e3f), other_v = other;
+  fill_pool(pool, 0, table, other, other_v);
   const int64_t stride = static_cast<int64_t>(n_heads) * hd;  // a token's row of all query heads
   std::vector<float> q(static_cast<size_t>(c.n * stride));
   for (auto& x : q) x = nd(rng);
@@ -236,11 +274,11 @@ void check_attend_rows(const RowsCase& c, uint32_t seed) {
       }
     }
   }
-  std::printf("[ attend_rows start %3d n %3d group %d B %2d: max |diff| vs f64 %.2g ]\n", c.start_pos, c.n, G, B,
-              worst);
+  std::printf("[ attend_rows %s start %3d n %3d group %d B %2d: max |diff| vs f64 %.2g ]\n",
+              std::string(kv_type_name(type)).c_str(), c.start_pos, c.n, G, B, worst);
 }
 
-TEST(CpuAttention, AttendRowsEqualsFloat64CausalReference) {
+TEST_P(CpuAttention, AttendRowsEqualsFloat64CausalReference) {
   // The backend hands attend_rows chunks of up to 64 queries (the last
   // chunk of a prompt may be shorter, down to 2); attend_rows itself takes
   // any n, so sizes around 64 and past it are checked too.
@@ -251,7 +289,7 @@ TEST(CpuAttention, AttendRowsEqualsFloat64CausalReference) {
   };
   uint32_t seed = 11;
   for (const RowsCase& c : cases) {
-    check_attend_rows(c, seed++);
+    check_attend_rows(GetParam(), c, seed++);
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

@@ -15,7 +15,9 @@
 // few of them: at most one per kRequestsPerEscape requests of a config.
 // Each escape is printed with its gap, and the count is printed per config;
 // on the reference machine there are none for these seeds (nor in 150 other
-// seeds each of the B=4 and synthetic configs, ~19,000 requests). Requests built
+// seeds each of the B=4 and synthetic configs, ~19,000 requests). Every
+// config runs with f32 and with f16 K/V (cache on and off with the same
+// type; the reference for a gap is a backend of that type). Requests built
 // on an escaped one (continuations of a different conversation) are not
 // compared, and every request that is not compared must be one of those.
 #include <gtest/gtest.h>
@@ -161,8 +163,10 @@ Played play(const Workload& w, Scheduler& sched, int32_t B, int32_t max_position
 }
 
 // The reference's logit gap between tokens a and b after `context`.
-float logit_gap(std::shared_ptr<const Model> model, const Tokens& context, TokenId a, TokenId b) {
-  auto be = make_cpu_backend(model, {});
+float logit_gap(std::shared_ptr<const Model> model, KvType kv_type, const Tokens& context, TokenId a, TokenId b) {
+  BackendOptions bo;
+  bo.kv_type = kv_type;
+  auto be = make_cpu_backend(model, bo);
   std::vector<BlockId> table(static_cast<size_t>(be->num_blocks()));
   std::iota(table.begin(), table.end(), 0);
   Logits out;
@@ -193,12 +197,13 @@ std::shared_ptr<const Model> synthetic_model() {
   return m;
 }
 
-void check_config(const Config& c) {
+void check_config(const Config& c, KvType kv_type) {
   SCOPED_TRACE(c.name);
   auto model = c.model();
   std::mt19937 rng(c.seed);
   const Workload w = make_workload(rng, c.block_size, model->config().vocab_size, c.waves, c.per_wave);
-  const PrefixSpec on{c.block_size, c.n_blocks, true, c.max_running, kEos, c.hash_fn, nullptr};
+  PrefixSpec on{c.block_size, c.n_blocks, true, c.max_running, kEos, c.hash_fn, nullptr};
+  on.kv_type = kv_type;
   PrefixSpec off = on;
   off.prefix_cache = false;
   // A request may use all but one block (the copy-on-write spare); the last
@@ -258,10 +263,12 @@ void check_config(const Config& c) {
     const TokenId ta = chosen(oa, d.first, ra), tb = chosen(ob, d.second, rb);
     Tokens context = a.requests[i].prompt;
     context.insert(context.end(), ob.begin(), d.second);
-    const float gap = logit_gap(model, context, ta, tb);
+    const float gap = logit_gap(model, kv_type, context, ta, tb);
     widest_escape_gap = std::max(widest_escape_gap, gap);
-    std::printf("[ %-26s ] escape: request %zu, output token %td: cache on chose %d, off chose %d, logit gap %.3g\n",
-                c.name, i, d.second - ob.begin(), ta, tb, static_cast<double>(gap));
+    std::printf("[ %-26s %4s ] escape: request %zu, output token %td: cache on chose %d, off chose %d, "
+                "logit gap %.3g\n",
+                c.name, std::string(kv_type_name(kv_type)).c_str(), i, d.second - ob.begin(), ta, tb,
+                static_cast<double>(gap));
     EXPECT_LT(gap, kTieTolerance) << "request " << i << " diverges at output token " << (d.second - ob.begin())
                                   << " with cache on vs off, and it was no near-tie";
   }
@@ -277,40 +284,46 @@ void check_config(const Config& c) {
   }
   EXPECT_EQ(a.stats.blocks_in_use, 0);
   EXPECT_EQ(b.stats.blocks_in_use, 0);
-  std::printf("[ %-26s ] %zu requests, %d compared, %d near-tie escapes (at most %d; widest gap %.3g), %lld of %lld "
-              "prompt tokens cached, %d whole-prompt hits, %lld evictions, %lld/%lld preemptions (cache on/off)\n",
-              c.name, a.results.size(), compared, escapes, allowed_escapes, static_cast<double>(widest_escape_gap),
+  std::printf("[ %-26s %4s ] %zu requests, %d compared, %d near-tie escapes (at most %d; widest gap %.3g), %lld of "
+              "%lld prompt tokens cached, %d whole-prompt hits, %lld evictions, %lld/%lld preemptions (cache on/off)\n",
+              c.name, std::string(kv_type_name(kv_type)).c_str(), a.results.size(), compared, escapes, allowed_escapes,
+              static_cast<double>(widest_escape_gap),
               static_cast<long long>(cached), static_cast<long long>(prompts), whole_hits,
               static_cast<long long>(a.stats.all.evictions), static_cast<long long>(a.preemptions),
               static_cast<long long>(b.preemptions));
 }
 
-TEST(PrefixProperty, Stories260KSmallBlocks) {
-  check_config({"stories260K B=4", stories, 4, 120, 3, 10, 8, 101});
+std::string type_name(const ::testing::TestParamInfo<KvType>& info) { return std::string(kv_type_name(info.param)); }
+
+class PrefixProperty : public ::testing::TestWithParam<KvType> {};
+INSTANTIATE_TEST_SUITE_P(KvTypes, PrefixProperty, ::testing::Values(KvType::kF32, KvType::kF16), type_name);
+
+TEST_P(PrefixProperty, Stories260KSmallBlocks) {
+  check_config({"stories260K B=4", stories, 4, 120, 3, 10, 8, 101}, GetParam());
 }
 
-TEST(PrefixProperty, Stories260KOneTokenBlocks) {
-  check_config({"stories260K B=1", stories, 1, 60, 2, 6, 6, 505});
+TEST_P(PrefixProperty, Stories260KOneTokenBlocks) {
+  check_config({"stories260K B=1", stories, 1, 60, 2, 6, 6, 505}, GetParam());
 }
 
-TEST(PrefixProperty, Stories260KTinyPool) {
-  check_config({"stories260K B=16 tiny", stories, 16, 9, 0, 8, 6, 202, 1, cache::hash_block, true});
+TEST_P(PrefixProperty, Stories260KTinyPool) {
+  check_config({"stories260K B=16 tiny", stories, 16, 9, 0, 8, 6, 202, 1, cache::hash_block, true}, GetParam());
 }
 
-TEST(PrefixProperty, Stories260KManyConcurrent) {
-  check_config({"stories260K B=32 batch 12", stories, 32, 40, 0, 6, 12, 606});
+TEST_P(PrefixProperty, Stories260KManyConcurrent) {
+  check_config({"stories260K B=32 batch 12", stories, 32, 40, 0, 6, 12, 606}, GetParam());
 }
 
-TEST(PrefixProperty, Stories260KWeakHash) {
-  check_config({"stories260K B=8 weak hash", stories, 8, 16, 4, 8, 8, 303, 0, weak_hash});
+TEST_P(PrefixProperty, Stories260KWeakHash) {
+  check_config({"stories260K B=8 weak hash", stories, 8, 16, 4, 8, 8, 303, 0, weak_hash}, GetParam());
 }
 
-TEST(PrefixProperty, SyntheticModel) {
-  check_config({"synthetic B=8", synthetic_model, 8, 64, 4, 8, 6, 404});
+TEST_P(PrefixProperty, SyntheticModel) {
+  check_config({"synthetic B=8", synthetic_model, 8, 64, 4, 8, 6, 404}, GetParam());
 }
 
-TEST(PrefixProperty, SyntheticModelTinyPool) {
-  check_config({"synthetic B=4 tiny", synthetic_model, 4, 20, 3, 6, 6, 707, 0, cache::hash_block, true});
+TEST_P(PrefixProperty, SyntheticModelTinyPool) {
+  check_config({"synthetic B=4 tiny", synthetic_model, 4, 20, 3, 6, 6, 707, 0, cache::hash_block, true}, GetParam());
 }
 
 }  // namespace

@@ -24,10 +24,11 @@ namespace kvgate::prefix_testing {
 using kvgate::testing::stories;
 using kvgate::testing::synthetic;
 
-inline const cache::ModelFingerprint& fingerprint_of(const Model& m) {
-  static std::map<const Model*, cache::ModelFingerprint> memo;
-  auto it = memo.find(&m);
-  if (it == memo.end()) it = memo.emplace(&m, model_fingerprint(m, KvLayout{KvType::kF32})).first;  // the CPU backend's
+// The fingerprint the CPU backend's pool of element type `t` is cached under.
+inline const cache::ModelFingerprint& fingerprint_of(const Model& m, KvType t = KvType::kF32) {
+  static std::map<std::pair<const Model*, KvType>, cache::ModelFingerprint> memo;
+  auto it = memo.find({&m, t});
+  if (it == memo.end()) it = memo.emplace(std::pair(&m, t), model_fingerprint(m, KvLayout{t})).first;
   return it->second;
 }
 
@@ -88,15 +89,17 @@ struct PrefixSpec {
   int32_t max_step_tokens = 512;
   std::function<SteadyClock::time_point()> clock;  // set: the pins' clock
   cache::LowerTiers tiers;  // the host and disk tiers below the pool (opened with tier_identity)
+  KvType kv_type = KvType::kF32;  // the pool's element type
 };
 
 inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Model> model, const PrefixSpec& spec) {
   BackendOptions bo;
   bo.block_size = spec.block_size;
+  bo.kv_type = spec.kv_type;
   if (spec.n_blocks > 0)
-    bo.kv_budget_bytes = kv_budget_for_blocks(model->config(), KvType::kF32, spec.block_size, spec.n_blocks);
+    bo.kv_budget_bytes = kv_budget_for_blocks(model->config(), spec.kv_type, spec.block_size, spec.n_blocks);
   SchedulerOptions so;
-  so.model = fingerprint_of(*model);
+  so.model = fingerprint_of(*model, spec.kv_type);
   so.prefix_cache = spec.prefix_cache;
   so.max_running = spec.max_running;
   so.max_step_tokens = spec.max_step_tokens;
