@@ -28,6 +28,7 @@ struct GenerateOptions {
   uint64_t seed = 0;
   std::vector<std::string> stop;
   std::string backend = "auto";
+  std::string kv_type = "f32";
   bool json = false;
 };
 
@@ -80,8 +81,9 @@ void run(const GenerateOptions& o) {
   // copy-on-write.
   const ModelConfig& c = model->config();
   BackendOptions bo;
+  bo.kv_type = kv_type_from_name(o.kv_type);
   bo.kv_budget_bytes =
-      kv_budget_for_blocks(c, KvType::kF32, bo.block_size, (c.context_length + bo.block_size - 1) / bo.block_size + 1);
+      kv_budget_for_blocks(c, bo.kv_type, bo.block_size, (c.context_length + bo.block_size - 1) / bo.block_size + 1);
   auto backend = make_backend(o.backend, model, bo);
   Request req;
   req.prompt = tokenizer->encode(o.prompt, {.add_bos = true, .parse_special = false});
@@ -132,6 +134,9 @@ void add_generate(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "sampling seed")->capture_default_str();
   cmd->add_option("--stop", o->stop, "stop string (repeatable); it and what follows are not output");
   cmd->add_option("--backend", o->backend, "auto, cpu or cuda (auto: CUDA when built and a device exists)")
+      ->capture_default_str();
+  cmd->add_option("--kv-type", o->kv_type, "K/V element type: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object: prompt_ids, output_ids, text, ttft_ms, tpot_ms");
   cmd->callback([o] { run(*o); });

@@ -18,6 +18,7 @@ struct InfoOptions {
   std::string model;
   std::string kv_budget = "4GiB";
   int32_t block_size = BackendOptions{}.block_size;
+  std::string kv_type = "f32";
   bool json = false;
 };
 
@@ -25,7 +26,7 @@ void run(const InfoOptions& o) {
   auto model = Model::load(o.model);
   const ModelConfig& c = model->config();
   const int64_t budget = config::parse_byte_size(o.kv_budget);
-  const KvType kv = KvType::kF32;  // the CPU backend keeps K/V in f32
+  const KvType kv = kv_type_from_name(o.kv_type);
   const int64_t elem = kv_type_bytes(kv);
   const KvCapacity cap = kv_capacity(c, kv, o.block_size, budget);
   const int64_t per_token = cap.bytes_per_token;
@@ -50,6 +51,7 @@ void run(const InfoOptions& o) {
                           {"context_length", c.context_length},
                           {"parameters", params},
                           {"weight_bytes", weight_bytes},
+                          {"kv_type", kv_type_name(kv)},
                           {"kv_bytes_per_element", elem},
                           {"kv_bytes_per_token", per_token},
                           {"kv_budget_bytes", budget},
@@ -67,8 +69,9 @@ void run(const InfoOptions& o) {
   std::printf("context          %d tokens, RoPE base %g over %d dims\n", c.context_length, c.rope_base, c.rope_dim);
   std::printf("parameters       %lld (%.1f MiB of tensor data)\n", static_cast<long long>(params),
               static_cast<double>(weight_bytes) / 1048576.0);
-  std::printf("KV per token     2 x %d layers x %d KV heads x %d head dim x %lld B = %lld B\n", c.n_layers,
-              c.n_kv_heads, c.head_dim, static_cast<long long>(elem), static_cast<long long>(per_token));
+  std::printf("KV per token     2 x %d layers x %d KV heads x %d head dim x %lld B (%s) = %lld B\n", c.n_layers,
+              c.n_kv_heads, c.head_dim, static_cast<long long>(elem), std::string(kv_type_name(kv)).c_str(),
+              static_cast<long long>(per_token));
   std::printf("KV budget        %lld B: %lld blocks of %d tokens = %lld cached tokens\n",
               static_cast<long long>(budget), static_cast<long long>(blocks), o.block_size,
               static_cast<long long>(tokens));
@@ -84,6 +87,9 @@ void add_info(CLI::App& app) {
   cmd->add_option("--model", o->model, "GGUF model file")->required();
   cmd->add_option("--kv-budget", o->kv_budget, "KV cache memory, e.g. 4GiB or 1073741824")->capture_default_str();
   cmd->add_option("--block-size", o->block_size, "tokens per KV block")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--kv-type", o->kv_type, "K/V element type: f32, f16 or bf16 (2 bytes each)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] { run(*o); });
 }

@@ -137,7 +137,7 @@ std::vector<Option> build_table() {
           {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
       bind<&C::model, &ModelSection::kv_type>(
           {"model", "kv_type", "kv-type", K::kChoice,
-           "K/V element type: f32, f16 or bf16 (half the bytes per token; the CPU backend keeps f32)", 0, 0, true,
+           "K/V element type: f32, f16 or bf16 (half the bytes per token, twice the tokens in the budget)", 0, 0, true,
            kKvTypes}),
       bind<&C::model, &ModelSection::gpu_memory_percent>(
           {"model", "gpu_memory_percent", "gpu-memory-percent", K::kInt,

@@ -51,7 +51,7 @@ struct ModelSection {
   std::string backend = "auto";             // auto | cpu | cuda
   int32_t block_size = 16;                  // tokens per KV block (the prefix cache shares whole blocks)
   int64_t kv_budget_bytes = int64_t{1} << 30;  // KV cache memory ("1GiB" in the file)
-  std::string kv_type = "f32";              // K/V element type: f32 | f16 | bf16 (the CPU backend keeps f32)
+  std::string kv_type = "f32";              // K/V element type: f32 | f16 | bf16 (either backend)
   // A GPU backend's share of its device's memory in percent (vLLM's
   // gpu_memory_utilization x 100): the KV pool gets what is left of it after
   // the weights, capped by kv_budget. 0: kv_budget alone.

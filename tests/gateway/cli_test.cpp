@@ -93,6 +93,31 @@ TEST(Cli, InfoReportsKvBytesAndCapacity) {
   EXPECT_NE(r.out.find("\"full_context_sequences\":0"), std::string::npos) << r.out;
 }
 
+TEST(Cli, InfoReportsCapacityForTheChosenKvType) {
+  CliRun r = kvgate("info --model " + kStories + " --kv-budget 1MiB --kv-type f16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // 2 bytes per element: 640 B per token, and 1MiB holds 102 blocks of 16 (twice f32's 51).
+  EXPECT_NE(r.out.find("\"kv_type\":\"f16\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"kv_bytes_per_token\":640"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"kv_tokens\":1632"), std::string::npos) << r.out;
+  EXPECT_NE(kvgate("info --model " + kStories + " --kv-type f8").exit_code, 0);
+}
+
+// stories260K's greedy output does not change with half-precision K/V (the
+// engine test Stories260KGreedyMatchesPublishedIdsAndF32Logits says by how
+// little its logits move).
+TEST(Cli, GenerateWithHalfKvTypesGivesTheSameGreedyText) {
+  const std::string args = "generate --model " + kStories + " --backend cpu --temperature 0 --max-tokens 100 --json";
+  CliRun f32 = kvgate(args);
+  ASSERT_EQ(f32.exit_code, 0) << f32.out;
+  auto ids = [](const std::string& s) { return s.substr(s.find("output_ids"), s.find("\"text\"") - s.find("output_ids")); };
+  for (const char* type : {"f16", "bf16"}) {
+    CliRun half = kvgate(args + " --kv-type " + type);
+    ASSERT_EQ(half.exit_code, 0) << half.out;
+    EXPECT_EQ(ids(half.out), ids(f32.out)) << type;
+  }
+}
+
 TEST(Cli, MkmodelWritesAModelThatGenerates) {
   TempDir dir;
   const std::string out = dir.sub("tiny.gguf");
