@@ -27,16 +27,26 @@ void attend(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int
 // Queries at least this many tokens long use attend_rows.
 inline constexpr int32_t kAttendRowsMin = 16;
 
-// The same for a run of n consecutive tokens of one sequence, at positions
-// [start_pos, start_pos + n), as matrix products: K and V of the positions
-// the run can see are gathered out of their blocks once (widened to f32), then scores = Q K^T
-// and out = softmax(scores, causal) V run as sgemm. Row i of q and out holds
-// token i's heads; consecutive rows are `row_stride` floats apart.
-struct AttendRowsScratch {
-  std::vector<float> k, v, scores;
+// K and V of one KV head at positions [0, n_ctx) of one sequence, gathered
+// out of their blocks into contiguous f32 rows (widened from the pool's
+// type): the operands of attend_rows' matrix products. A sequence's prefill
+// is gathered once per layer and KV head, however many chunks then read it.
+struct GatheredKv {
+  int32_t n_ctx = 0;
+  std::vector<float> k, v;  // [n_ctx][head_dim]
 };
-void attend_rows(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t start_pos, int32_t n,
-                 int32_t kv_head, const AttentionShape& shape, const float* q, float* out, int64_t row_stride,
-                 AttendRowsScratch& scratch);
+void gather_kv(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
+               int32_t head_dim, GatheredKv& out);
+
+// attend's math for a run of n consecutive tokens of one sequence, at
+// positions [start_pos, start_pos + n) (kv covers them all), as matrix
+// products over the group's heads together: scores = Q K^T, then a causal
+// softmax, then out = scores V, as sgemm. Row i of q and out holds token i's
+// heads; consecutive rows are `row_stride` floats apart.
+struct AttendRowsScratch {
+  std::vector<float> q, scores, out, sums;
+};
+void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const AttentionShape& shape, const float* q,
+                 float* out, int64_t row_stride, AttendRowsScratch& scratch);
 
 }  // namespace kvgate

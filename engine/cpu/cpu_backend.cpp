@@ -15,6 +15,8 @@
 //
 // Threads: OpenMP across rows, output features and (token, KV head) pairs;
 // OpenBLAS shares the same OpenMP pool. Driven by one caller thread.
+#include <omp.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -155,36 +157,57 @@ class CpuBackend final : public Backend {
 
   // Long runs of one sequence's tokens (prefill chunks) attend as matrix
   // products, in chunks of kAttendChunk queries so each chunk only sees the
-  // positions it needs; single tokens (decode) attend one by one.
+  // positions it needs; single tokens (decode) attend one by one. A long
+  // run's K/V are gathered once per KV head for all of its chunks, in a
+  // first pass across the team; then every (chunk or token, KV head) item
+  // runs, the costliest (latest) chunks first so that the dynamic schedule
+  // ends evenly.
   void attention(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
     const int64_t d = c_.dim;
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
     const AttentionShape shape{hd, G};
     items_.clear();
+    gathers_.clear();
     int64_t row = 0;
     for (const SequenceStep& st : batch) {
       const auto n = static_cast<int32_t>(st.tokens.size());
-      const int32_t chunk = n >= kAttendRowsMin ? kAttendChunk : 1;
-      for (int32_t i = 0; i < n; i += chunk)
-        for (int32_t g = 0; g < nkv; ++g) items_.push_back({row + i, std::min(chunk, n - i), g});
+      if (n >= kAttendRowsMin) {
+        const auto first = static_cast<int32_t>(gathers_.size());
+        for (int32_t g = 0; g < nkv; ++g) gathers_.push_back({row, g});
+        for (int32_t i = (n - 1) / kAttendChunk * kAttendChunk; i >= 0; i -= kAttendChunk)
+          for (int32_t g = 0; g < nkv; ++g) items_.push_back({row + i, std::min(kAttendChunk, n - i), g, first + g});
+      } else {
+        for (int32_t i = 0; i < n; ++i)
+          for (int32_t g = 0; g < nkv; ++g) items_.push_back({row + i, 1, g, -1});
+      }
       row += n;
     }
+    if (gathered_.size() < gathers_.size()) gathered_.resize(gathers_.size());
+    if (scratch_.size() < static_cast<size_t>(omp_get_max_threads())) scratch_.resize(omp_get_max_threads());
+    const auto n_gathers = static_cast<int64_t>(gathers_.size());
     const auto work = static_cast<int64_t>(items_.size());
     // Parallel once the step attends over enough positions to pay for the team.
     const int64_t positions = static_cast<int64_t>(row_pos_.back()) * T;
 #pragma omp parallel if (work > 1 && positions * c_.dim >= (int64_t{1} << 16))
     {
-      std::vector<float> scores;
-      AttendRowsScratch scratch;
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t i = 0; i < n_gathers; ++i) {
+        const Gather gt = gathers_[i];
+        // The run's last token sees every position its chunks need.
+        const int32_t seq = row_seq_[gt.row];
+        const int32_t n_ctx = batch[seq].start_pos + static_cast<int32_t>(batch[seq].tokens.size());
+        gather_kv(kv_, layer, batch[seq].block_table, n_ctx, gt.kv_head, hd, gathered_[i]);
+      }
+      AttentionScratch& mine = scratch_[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(dynamic, 1)
       for (int64_t i = 0; i < work; ++i) {
         const AttentionItem it = items_[i];
         const int64_t off = it.row * d + static_cast<int64_t>(it.kv_head) * G * hd;
-        const std::span<const BlockId> table = batch[row_seq_[it.row]].block_table;
-        if (it.n == 1)
-          attend(kv_, layer, table, row_pos_[it.row] + 1, it.kv_head, shape, &q_[off], &att_[off], scores);
+        if (it.gathered < 0)
+          attend(kv_, layer, batch[row_seq_[it.row]].block_table, row_pos_[it.row] + 1, it.kv_head, shape, &q_[off],
+                 &att_[off], mine.scores);
         else
-          attend_rows(kv_, layer, table, row_pos_[it.row], it.n, it.kv_head, shape, &q_[off], &att_[off], d, scratch);
+          attend_rows(gathered_[it.gathered], row_pos_[it.row], it.n, shape, &q_[off], &att_[off], d, mine.rows);
       }
     }
   }
@@ -218,8 +241,22 @@ class CpuBackend final : public Backend {
     int64_t row;  // first flat row
     int32_t n;    // rows (1 for a token attended alone)
     int32_t kv_head;
+    int32_t gathered;  // index into gathered_ for a chunk of a long run; -1 for a token alone
+  };
+  struct Gather {
+    int64_t row;  // the run's first flat row
+    int32_t kv_head;
   };
   std::vector<AttentionItem> items_;
+  std::vector<Gather> gathers_;
+  // Kept across layers and steps, so that attention neither allocates nor
+  // zero-fills its buffers in the loop: the gathered K/V, and each thread's scratch.
+  std::vector<GatheredKv> gathered_;
+  struct AttentionScratch {
+    std::vector<float> scores;  // attend's
+    AttendRowsScratch rows;
+  };
+  std::vector<AttentionScratch> scratch_;
   std::vector<int32_t> row_seq_, row_pos_;
   std::vector<TokenId> row_token_;
   std::vector<float> x_, h_, q_, k_, v_, att_, gate_, up_;

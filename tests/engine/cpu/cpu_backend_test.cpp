@@ -75,19 +75,27 @@ TEST(CpuBackend, PrefillThenDecodeEqualsOneTokenAtATime) {
   auto model = stories();
   Tokens toks = golden_ids();
   toks.insert(toks.begin(), 1);
-  toks.resize(60);
+  toks.resize(200);
   auto a = make_cpu_backend(model, {});
   auto b = make_cpu_backend(model, {});
   auto table = identity_table(a->num_blocks());
   auto ref = one_at_a_time(*a, toks, table);
 
-  const size_t n_prefill = 45;  // crosses block boundaries at 16 and 32
+  // A prefill that crosses block boundaries at 16 and 32; then one after a
+  // cached prefix (as a prefix-cache hit runs), three chunks of attention
+  // over one gathered K/V, the last one short; then decode.
+  const size_t first = 45, second = 180;
   Logits out;
-  SequenceStep pre{std::span(toks).first(n_prefill), 0, table, LogitsWanted::kAll};
-  b->forward({&pre, 1}, out);
-  for (size_t i = 0; i < n_prefill; ++i)
-    for (int v = 0; v < out.vocab(); ++v) ASSERT_NEAR(out.row(0, static_cast<int32_t>(i))[v], ref[i][v], 1e-4) << i;
-  for (size_t i = n_prefill; i < toks.size(); ++i) {
+  size_t pos = 0;
+  for (size_t end : {first, second}) {
+    SequenceStep pre{std::span(toks).subspan(pos, end - pos), static_cast<int32_t>(pos), table, LogitsWanted::kAll};
+    b->forward({&pre, 1}, out);
+    for (size_t i = pos; i < end; ++i)
+      for (int v = 0; v < out.vocab(); ++v)
+        ASSERT_NEAR(out.row(0, static_cast<int32_t>(i - pos))[v], ref[i][v], 1e-4) << i;
+    pos = end;
+  }
+  for (size_t i = second; i < toks.size(); ++i) {
     SequenceStep st{std::span(toks).subspan(i, 1), static_cast<int32_t>(i), table, LogitsWanted::kLast};
     b->forward({&st, 1}, out);
     for (int v = 0; v < out.vocab(); ++v) ASSERT_NEAR(out.row(0)[v], ref[i][v], 1e-4) << i;
@@ -194,12 +202,12 @@ TEST_P(CpuAttentionDecode, PagedEqualsContiguousReference) {
   }
 }
 
-// attend_rows against a straightforward float64 causal attention over the
-// same block table. Contract (attention.h): rows i < n are the tokens at
-// positions start_pos + i; row i of q and out holds the group's G heads
-// (head_dim each, contiguous), rows row_stride floats apart; the KV pool
-// holds K/V for every position < start_pos + n; row i attends to positions
-// 0..start_pos + i. In the backend q and out point at a KV head's group
+// gather_kv then attend_rows against a straightforward float64 causal
+// attention over the same block table. Contract (attention.h): rows i < n
+// are the tokens at positions start_pos + i; row i of q and out holds the
+// group's G heads (head_dim each, contiguous), rows row_stride floats apart;
+// the gathered K/V cover every position < start_pos + n (and may go on past
+// it); row i attends to positions 0..start_pos + i. In the backend q and out point at a KV head's group
 // inside a token's full row of query heads, so that is how it is called here,
 // and no other head's columns may be written.
 struct RowsCase {
@@ -218,7 +226,10 @@ void check_attend_rows(KvType type, const RowsCase& c, uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "start_pos " << c.start_pos << " n " << c.n << " group " << c.group
                                     << " block " << c.block_size);
   const int32_t layers = 2, kv_heads = 2, hd = 16, G = c.group, B = c.block_size, layer = 1;
-  const int32_t n_ctx = c.start_pos + c.n, n_heads = kv_heads * G, kvd = kv_heads * hd;
+  // Positions past the run (a later chunk's, in the backend) are in the pool
+  // and gathered too; the run must not see them.
+  const int32_t later = 5;
+  const int32_t n_ctx = c.start_pos + c.n + later, n_heads = kv_heads * G, kvd = kv_heads * hd;
   const int32_t blocks = (n_ctx + B - 1) / B;
   KvPool pool(type, layers, blocks + 7, B, kvd);
   // A scattered table over a pool with spare blocks: the sequence's block i is
@@ -243,9 +254,11 @@ void check_attend_rows(KvType type, const RowsCase& c, uint32_t seed) {
   double worst = 0;
   for (int32_t g = 0; g < kv_heads; ++g) {
     std::vector<float> out(q.size(), std::nanf(""));
+    GatheredKv gathered;
+    gather_kv(pool, layer, table, n_ctx, g, hd, gathered);
     AttendRowsScratch scratch;
     const int64_t off = static_cast<int64_t>(g) * G * hd;
-    attend_rows(pool, layer, table, c.start_pos, c.n, g, {hd, G}, q.data() + off, out.data() + off, stride, scratch);
+    attend_rows(gathered, c.start_pos, c.n, {hd, G}, q.data() + off, out.data() + off, stride, scratch);
     for (int32_t i = 0; i < c.n; ++i) {
       const int32_t seen = c.start_pos + i + 1;
       for (int32_t qh = 0; qh < n_heads; ++qh) {
