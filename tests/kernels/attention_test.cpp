@@ -1,5 +1,5 @@
 // Paged decode attention and tiled prefill attention on the device against
-// the CPU's attend / attend_rows (engine/cpu/attention.h), over one batch
+// the CPU's attend / gather_kv + attend_rows (engine/cpu/attention.h), over one batch
 // that mixes decoding sequences of different lengths with prefill chunks
 // after a cached prefix, through scattered block tables and the real step
 // plan. The CPU pool holds the same values the device pool does (rounded to
@@ -40,7 +40,7 @@ TEST_P(CudaAttention, MixedBatchMatchesTheCpu) {
   // Every slot of every block holds a value, so any table reads defined data.
   std::mt19937 rng(21);
   std::normal_distribution<float> nd;
-  KvPool cpu(layers, n_blocks, B, kvd);
+  KvPool cpu(KvType::kF32, layers, n_blocks, B, kvd);
   std::vector<unsigned char> dev(static_cast<size_t>(n_blocks * g.block_elems()) * elem);
   for (int32_t l = 0; l < layers; ++l)
     for (int32_t b = 0; b < n_blocks; ++b)
@@ -56,7 +56,7 @@ TEST_P(CudaAttention, MixedBatchMatchesTheCpu) {
               std::memcpy(at, &h, 2);
               x = sh.type == KvType::kF16 ? f16_to_f32(h) : bf16_to_f32(h);
             }
-            (kv == 0 ? cpu.k(l, b, s) : cpu.v(l, b, s))[i] = x;
+            (kv == 0 ? cpu.k<float>(l, b, s) : cpu.v<float>(l, b, s))[i] = x;
           }
 
   // Decodes at contexts 1, 5, 16, 17 and 300; prefills of 1 + 15 rows, and
@@ -108,8 +108,10 @@ TEST_P(CudaAttention, MixedBatchMatchesTheCpu) {
         std::vector<float> scores;
         attend(cpu, layer, tables[i], s.start + 1, kvh, {sh.head_dim, G}, &q[off], &want[off], scores);
       } else {
+        GatheredKv gathered;
+        gather_kv(cpu, layer, tables[i], s.start + s.n, kvh, sh.head_dim, gathered);
         AttendRowsScratch scratch;
-        attend_rows(cpu, layer, tables[i], s.start, s.n, kvh, {sh.head_dim, G}, &q[off], &want[off], qd, scratch);
+        attend_rows(gathered, s.start, s.n, {sh.head_dim, G}, &q[off], &want[off], qd, scratch);
       }
     }
     for (int32_t r = 0; r < s.n; ++r)
