@@ -7,9 +7,9 @@
 // At batch 1 that is bandwidth-bound; at batch 8 and above the tile keeps
 // both FMA ports busy.
 //
-// Two builds of each kernel: AVX2 (the x86-64-v3 baseline) and AVX-512
-// (F, BW, DQ, VL, VNNI), in their own translation units; matmul picks one
-// with cpu_has_avx512().
+// Two builds of the batched kernel: AVX2 (the x86-64-v3 baseline) and
+// AVX-512 (F, BW, DQ, VL, VNNI), in their own translation units; matmul
+// picks one with cpu_has_avx512().
 #pragma once
 
 #include <cstdint>
@@ -19,8 +19,8 @@
 
 namespace kvgate {
 
-// y[t * w.rows + r] = w_r . x_t for weight rows r in [r0, r1) and activation
-// rows t < n (x is [n][w.cols]). F32, F16 and BF16 rows are read in place;
+// Batch n >= 2: y[t * w.rows + r] = w_r . x_t for weight rows r in
+// [r0, r1) and activation rows t < n (x is [n][w.cols]). F32, F16 and BF16 rows are read in place;
 // Q8_0 rows are widened a tile at a time into a small thread-local buffer.
 void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
 void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
@@ -35,8 +35,11 @@ struct QuantizedRow {
 };
 void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols a multiple of 32
 
-// y[r] = w_r . x for Q8_0 rows r in [r0, r1).
-void gemv_q8_0_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y);
-void gemv_q8_0_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y);
+// Batch 1: y[r] = w_r . x for rows r in [r0, r1), one row at a time with
+// four accumulators. One sequential stream per thread reached about twice
+// the bandwidth of rows read side by side, and 32-byte loads beat 64-byte
+// ones (GGUF aligns rows to 32 bytes, so a 64-byte load splits cache lines):
+// AVX2 only. Q8_0 rows use xq, x quantized by quantize_row_q8.
+void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y);
 
 }  // namespace kvgate

@@ -3,8 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 
+#include "engine/cpu/dot.h"
 #include "engine/cpu/gemm_tile.h"
 #include "engine/model/float_convert.h"
 
@@ -129,26 +129,49 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
   const int64_t blocks = cols / kQ8_0Block;
   out.q.resize(static_cast<size_t>(cols));
   out.scale.resize(static_cast<size_t>(blocks));
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = x + b * kQ8_0Block;
-    float amax = 0.0f;
-    for (int i = 0; i < kQ8_0Block; ++i) amax = std::max(amax, std::fabs(xb[i]));
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int i = 0; i < 4; ++i) {
+      v[i] = _mm256_loadu_ps(xb + 8 * i);
+      amax = _mm256_max_ps(amax, _mm256_and_ps(v[i], abs_mask));
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
     // 127, not 128: the sign trick in dot_block negates x, and -(-128) does not fit.
-    const float d = amax / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
+    const float d = _mm_cvtss_f32(m) / 127.0f, inv = d > 0.0f ? 1.0f / d : 0.0f;
     out.scale[b] = d;
-    for (int i = 0; i < kQ8_0Block; ++i) out.q[b * kQ8_0Block + i] = static_cast<int8_t>(std::lrintf(xb[i] * inv));
+    // Round to nearest even (the default MXCSR mode), then pack 32 int32 to
+    // int8; the packs interleave 128-bit lanes, which the permute undoes.
+    __m256i q[4];
+    for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], _mm256_set1_ps(inv)));
+    const __m256i q16 = _mm256_packs_epi32(q[0], q[1]), q16b = _mm256_packs_epi32(q[2], q[3]);
+    const __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16, q16b), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.q.data() + b * kQ8_0Block), q8);
   }
 }
 
-void gemv_q8_0_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& x, float* y) {
+void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y) {
+  if (w.type != TensorType::Q8_0) {
+    for (int64_t r = r0; r < r1; ++r) y[r] = dot_row(w.type, w.row(r), x, w.cols);
+    return;
+  }
   const int64_t blocks = w.cols / kQ8_0Block;
   for (int64_t r = r0; r < r1; ++r) {
     const auto* row = reinterpret_cast<const BlockQ8_0*>(w.row(r));
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b)
-      acc = dot_block(row[b], x.q.data() + b * kQ8_0Block, _mm256_set1_ps(_cvtsh_ss(row[b].scale_f16) * x.scale[b]),
-                      acc);
-    y[r] = hsum(acc);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t b = 0;
+    for (; b + 4 <= blocks; b += 4)
+      for (int u = 0; u < 4; ++u)
+        acc[u] = dot_block(row[b + u], xq.q.data() + (b + u) * kQ8_0Block,
+                           _mm256_set1_ps(_cvtsh_ss(row[b + u].scale_f16) * xq.scale[b + u]), acc[u]);
+    for (; b < blocks; ++b)
+      acc[0] = dot_block(row[b], xq.q.data() + b * kQ8_0Block, _mm256_set1_ps(_cvtsh_ss(row[b].scale_f16) * xq.scale[b]),
+                         acc[0]);
+    y[r] = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
   }
 }
 

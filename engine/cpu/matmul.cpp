@@ -20,6 +20,8 @@ constexpr int64_t kParallelMacs = int64_t{1} << 16;
 // Weight rows per work item: a multiple of both builds' tile heights (2 and
 // 3), and few enough items per matrix to spread over the cores.
 constexpr int64_t kItemRows = 24;
+// Activation rows per block of a long batch (64 rows of 2,048 f32: 512 KiB).
+constexpr int64_t kBlockRows = 64;
 
 // Row ranges of several matrices that read the same activations, numbered
 // across all of them, so one OpenMP region (one barrier) covers them all.
@@ -41,20 +43,16 @@ struct ItemSpace {
   }
 };
 
-struct Kernels {
-  decltype(&gemm_rows_avx2) gemm_rows;
-  decltype(&gemv_q8_0_avx2) gemv_q8_0;
-};
-const Kernels& kernels() {
-  static const Kernels k = cpu_has_avx512() ? Kernels{gemm_rows_avx512, gemv_q8_0_avx512}
-                                            : Kernels{gemm_rows_avx2, gemv_q8_0_avx2};
+// The batched kernel of this CPU's widest instruction set.
+decltype(&gemm_rows_avx2) gemm_rows() {
+  static const auto k = cpu_has_avx512() ? gemm_rows_avx512 : gemm_rows_avx2;
   return k;
 }
 
 }  // namespace
 
 void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t n) {
-  const Kernels& k = kernels();
+  const auto tiles = gemm_rows();
   const ItemSpace space(targets);
   int64_t macs = 0;
   bool q8 = false;
@@ -68,16 +66,22 @@ void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t
   thread_local QuantizedRow quantized;
   QuantizedRow& xq = quantized;
   if (n == 1 && q8) quantize_row_q8(x, targets[0].w->cols, xq);
-#pragma omp parallel for schedule(static) if (macs >= kParallelMacs)
-  for (int64_t item = 0; item < space.total; ++item) {
-    const size_t ti = space.target_of(item);
-    const MatmulTarget& t = targets[ti];
-    const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
-    if (n == 1 && t.w->type == TensorType::Q8_0)
-      k.gemv_q8_0(*t.w, r0, r1, xq, t.y);
-    else
-      k.gemm_rows(*t.w, r0, r1, x, n, t.y);
-  }
+  // Many activation rows go kBlockRows at a time, so the block stays in
+  // the core's L2 while every weight row passes over it.
+  const int64_t cols = targets[0].w->cols;
+  const int64_t blocks = (n + kBlockRows - 1) / kBlockRows;
+#pragma omp parallel for collapse(2) schedule(static) if (macs >= kParallelMacs)
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int64_t item = 0; item < space.total; ++item) {
+      const size_t ti = space.target_of(item);
+      const MatmulTarget& t = targets[ti];
+      const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
+      const int64_t t0 = b * kBlockRows, nb = std::min(kBlockRows, n - t0);
+      if (n == 1)
+        gemv_rows(*t.w, r0, r1, x, xq, t.y);
+      else
+        tiles(*t.w, r0, r1, x + t0 * cols, nb, t.y + t0 * t.w->rows);
+    }
 }
 
 void matmul_sgemm(const Matrix& w, const float* x, int64_t n, float* y) {
@@ -121,17 +125,13 @@ void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t 
 }
 
 int64_t sgemm_min_rows(TensorType type) {
-  // From the crossover table of `ops/bench engine` (docs/benchmarks.md):
-  // the smallest batch at which sgemm, widening included, beat the tiles on
-  // the 110M model's matrices.
-  const bool wide = cpu_has_avx512();
-  switch (type) {
-    case TensorType::F32: return wide ? 64 : 16;
-    case TensorType::F16:
-    case TensorType::BF16: return wide ? 64 : 16;
-    case TensorType::Q8_0: return 16;
-  }
-  return 16;
+  // Where sgemm (widening included) caught up with the tiles on the 110M
+  // model's linear layers, one thread, measured in CPU time (docs/
+  // benchmarks.md, "crossover"). AVX-512's 3x8 tile holds out to 128 rows
+  // for f32 and 256 for the types it widens in registers (sgemm has to
+  // widen them in memory first); AVX2's 2x4 tile only to 16.
+  if (!cpu_has_avx512()) return 16;
+  return type == TensorType::F32 ? 128 : 256;
 }
 
 }  // namespace kvgate

@@ -12,13 +12,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/matmul.h"
 #include "engine/model/model.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
+#include "tests/bench/llamacpp_reference.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {
@@ -52,12 +56,56 @@ struct Row {
   int batch;
   double tokens_per_s, achieved, limit;  // achieved and limit in GB/s or GFLOP/s
   const char* unit;
+  double reference = 0;  // llama.cpp's tokens/s for the same phase and file; 0 without it
 };
 
 void print_row(const Row& r) {
-  std::printf("| %-18s | %-8s | %5d | %10.1f | %8.1f %-6s | %8.1f | %5.0f%% |\n", r.model.c_str(), r.phase.c_str(),
+  std::printf("| %-18s | %-8s | %5d | %10.1f | %8.1f %-6s | %8.1f | %5.0f%% |", r.model.c_str(), r.phase.c_str(),
               r.batch, r.tokens_per_s, r.achieved, r.unit, r.limit, 100.0 * r.achieved / r.limit);
+  if (r.reference > 0) std::printf(" %10.1f | %5.2f |", r.reference, r.tokens_per_s / r.reference);
+  std::printf("\n");
   std::fflush(stdout);
+}
+
+// The linear layers of one forward step over n activation rows (every
+// matrix of every layer, in order, so the weights stream from memory as in
+// a real step) on one path, in GFLOP/s: best of 3.
+double linear_step_gflops(const LlamaWeights& w, int64_t n, bool sgemm) {
+  int64_t widest = 0, macs = 0;
+  std::vector<const Matrix*> ms;
+  for (const LayerWeights& l : w.layers)
+    for (const Matrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      ms.push_back(m);
+      widest = std::max({widest, m->rows, m->cols});
+      macs += m->rows * m->cols * n;
+    }
+  std::vector<float> x(static_cast<size_t>(n * widest), 0.5f), y(static_cast<size_t>(n * widest));
+  double best = 1e30;
+  for (int rep = 0; rep < 4; ++rep) {  // the first pass warms up
+    auto t0 = Clock::now();
+    for (const Matrix* m : ms) {
+      if (sgemm) {
+        matmul_sgemm(*m, x.data(), n, y.data());
+      } else {
+        const MatmulTarget t{m, y.data()};
+        matmul_tiled({&t, 1}, x.data(), n);
+      }
+    }
+    if (rep > 0) best = std::min(best, seconds_since(t0));
+  }
+  return 2.0 * static_cast<double>(macs) / best / 1e9;
+}
+
+// Where sgemm (widening included) overtakes the register tiles, per weight
+// type: the table behind sgemm_min_rows.
+void print_crossover(const std::string& label, const Model& model) {
+  std::printf("| %-18s |", label.c_str());
+  for (int64_t n : {8, 16, 32, 48, 64, 96, 128}) {
+    const double tiled = linear_step_gflops(model.weights(), n, false), blas = linear_step_gflops(model.weights(), n, true);
+    std::printf(" %.0f / %.0f |", tiled, blas);
+    std::fflush(stdout);
+  }
+  std::printf(" %lld |\n", static_cast<long long>(sgemm_min_rows(model.weights().layers[0].wq.type)));
 }
 
 Row bench_prefill(const std::string& label, std::shared_ptr<const Model> model, int32_t n, const Limits& lim) {
@@ -135,25 +183,65 @@ int main(int argc, char** argv) {
 
   std::printf("Decode reads every weight once per step plus the batch's K/V; the ratio is against read bandwidth.\n");
   std::printf("Prefill counts 2 FLOPs per weight per token plus causal attention; the ratio is against sgemm.\n\n");
-  std::printf("| model | phase | batch | tokens/s | achieved | limit | ratio |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+  const int threads = [] {
+    const char* env = std::getenv("OMP_NUM_THREADS");
+    return env && std::atoi(env) > 0 ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
+  }();
+  const std::optional<LlamaCppReference> ref = LlamaCppReference::from_env(threads);
+  if (ref) {
+    std::printf("Next to each row: llama.cpp (%d threads) on the same GGUF file, in the same run: llama-bench pp<n> "
+                "for prefill, llama-batched-bench (same prompt and generated lengths) for decode; best of 3 each.\n\n",
+                threads);
+    std::printf("| model | phase | batch | tokens/s | achieved | limit | ratio | llama.cpp tokens/s | kvgate / llama.cpp |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  } else {
+    std::printf("| model | phase | batch | tokens/s | achieved | limit | ratio |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+  }
   struct M {
     std::string label;
     std::string path;
     int32_t prefill_tokens, context, steps;
+    bool compare;  // a model llama.cpp can load (stories260K's tiny vocabulary is not one)
   };
   std::vector<M> models{
-      {"stories260K f32", shared + "/models/stories260K.gguf", 256, 128, 64},
-      {"llama-110M f32", bench_model_110m(models_dir, shared, TensorType::F32), 512, 128, 16},
-      {"llama-110M f16", bench_model_110m(models_dir, shared, TensorType::F16), 512, 128, 16},
+      {"stories260K f32", shared + "/models/stories260K.gguf", 256, 128, 64, false},
+      {"llama-110M f32", bench_model_110m(models_dir, shared, TensorType::F32), 512, 128, 32, true},
+      {"llama-110M f16", bench_model_110m(models_dir, shared, TensorType::F16), 512, 128, 32, true},
+      {"llama-110M q8_0", bench_model_110m(models_dir, shared, TensorType::Q8_0), 512, 128, 32, true},
   };
   // KVGATE_BENCH_ONLY=substring runs just the matching models (for profiling).
   const char* only = std::getenv("KVGATE_BENCH_ONLY");
+  std::vector<std::pair<std::string, double>> batch1;  // decode tokens/s at batch 1, per model
   for (const M& m : models) {
     if (only && m.label.find(only) == std::string::npos) continue;
     auto model = Model::load(m.path);
-    print_row(bench_prefill(m.label, model, m.prefill_tokens, lim));
-    for (int32_t b : {1, 8, 32}) print_row(bench_decode(m.label, model, b, m.context, m.steps, lim));
+    Row prefill = bench_prefill(m.label, model, m.prefill_tokens, lim);
+    if (ref && m.compare) prefill.reference = ref->prefill_tokens_per_s(m.path, m.prefill_tokens, 3);
+    print_row(prefill);
+    for (int32_t b : {1, 8, 32}) {
+      Row decode = bench_decode(m.label, model, b, m.context, m.steps, lim);
+      if (ref && m.compare) decode.reference = ref->decode_tokens_per_s(m.path, b, m.context, m.steps, 3);
+      if (b == 1) batch1.emplace_back(m.label, decode.tokens_per_s);
+      print_row(decode);
+    }
+  }
+  if (ref) std::printf("\nllama.cpp: %s\n", ref->version().c_str());
+  double f16 = 0, q8 = 0;
+  for (const auto& [label, tps] : batch1) {
+    if (label == "llama-110M f16") f16 = tps;
+    if (label == "llama-110M q8_0") q8 = tps;
+  }
+  if (f16 > 0 && q8 > 0)
+    std::printf("\nDecode at batch 1, Q8_0 / F16 weights: %.2f (Q8_0 reads %.0f%% of F16's bytes)\n", q8 / f16,
+                100.0 * 34.0 / 64.0);
+
+  // KVGATE_BENCH_CROSSOVER=1 adds the table behind sgemm_min_rows.
+  if (std::getenv("KVGATE_BENCH_CROSSOVER")) {
+    std::printf("\n### Linear layers of one step: register tiles / sgemm (widening included), GFLOP/s\n\n");
+    std::printf("| model | n=8 | 16 | 32 | 48 | 64 | 96 | 128 | sgemm_min_rows |\n|---|---|---|---|---|---|---|---|---:|\n");
+    for (const M& m : models)
+      if (m.compare && (!only || m.label.find(only) != std::string::npos)) print_crossover(m.label, *Model::load(m.path));
   }
   return 0;
 }
