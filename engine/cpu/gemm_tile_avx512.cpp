@@ -20,6 +20,11 @@ namespace {
 // against 3 widening loads and 8 activation loads.
 constexpr int kTileRows = 3;
 constexpr int kTileCols = 8;
+// How far ahead of the tile the weight rows are prefetched. The hardware
+// prefetcher alone left a 3-row tile at 6 GB/s on Zen 4; this distance
+// (tried: 512, 1024, 2048, 4096) took batch 8 from 25 to 17 ms of CPU for
+// the 110M model's F16 layers.
+constexpr int kPrefetchBytes = 4096;
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -30,78 +35,87 @@ inline float hsum(__m512 v) { return hsum(_mm256_add_ps(_mm512_castps512_ps256(v
 
 // 16 weights of a row from column i, widened to f32; `m` masks a row's tail.
 struct LoadF32 {
+  static constexpr int kBytes = 4;
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, static_cast<const float*>(row) + i);
   }
 };
 struct LoadF16 {
+  static constexpr int kBytes = 2;
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
   }
 };
 struct LoadBF16 {
+  static constexpr int kBytes = 2;
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
   }
 };
 
-template <class L, int C>
-inline void step(const void* const* w, const float* const* x, int64_t i, __mmask16 m, __m512 (&acc)[kTileRows][C]) {
-  __m512 wv[kTileRows];
-  for (int r = 0; r < kTileRows; ++r) wv[r] = L::load(w[r], i, m);
+template <class L, int R, int C>
+inline void step(const void* const* w, const float* const* x, int64_t i, __mmask16 m, __m512 (&acc)[R][C]) {
+  __m512 wv[R];
+  for (int r = 0; r < R; ++r) {
+    wv[r] = L::load(w[r], i, m);
+    _mm_prefetch(static_cast<const char*>(w[r]) + i * L::kBytes + kPrefetchBytes, _MM_HINT_T0);
+  }
   for (int j = 0; j < C; ++j) {
     __m512 xv = _mm512_maskz_loadu_ps(m, x[j] + i);
     // Keep xv in a register: folded into each FMA as a memory operand it is
     // loaded kTileRows times, and a 64-byte load is a full cycle of the load
     // ports on AMD's Zen 4, as long as the FMA it feeds.
     __asm__("" : "+v"(xv));
-    for (int r = 0; r < kTileRows; ++r) acc[r][j] = _mm512_fmadd_ps(wv[r], xv, acc[r][j]);
+    for (int r = 0; r < R; ++r) acc[r][j] = _mm512_fmadd_ps(wv[r], xv, acc[r][j]);
   }
 }
 
-// C is a template parameter so the accumulators stay in registers.
-template <class L, int C>
+// R and C are template parameters so the accumulators stay in registers.
+template <class L, int R, int C>
 void tile(const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
-  __m512 acc[kTileRows][C];
+  __m512 acc[R][C];
   for (auto& row : acc)
     for (auto& a : row) a = _mm512_setzero_ps();
   int64_t i = 0;
-  for (; i + 16 <= cols; i += 16) step<L, C>(w, x, i, 0xFFFF, acc);
-  if (i < cols) step<L, C>(w, x, i, static_cast<__mmask16>((1u << (cols - i)) - 1), acc);
-  for (int r = 0; r < kTileRows; ++r)
+  for (; i + 16 <= cols; i += 16) step<L, R, C>(w, x, i, 0xFFFF, acc);
+  if (i < cols) step<L, R, C>(w, x, i, static_cast<__mmask16>((1u << (cols - i)) - 1), acc);
+  for (int r = 0; r < R; ++r)
     for (int j = 0; j < C; ++j) out[r][j] = hsum(acc[r][j]);
 }
 
-template <class L>
+template <class L, int R>
 void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
   switch (nc) {
-    case 1: return tile<L, 1>(w, x, cols, out);
-    case 2: return tile<L, 2>(w, x, cols, out);
-    case 3: return tile<L, 3>(w, x, cols, out);
-    case 4: return tile<L, 4>(w, x, cols, out);
-    case 5: return tile<L, 5>(w, x, cols, out);
-    case 6: return tile<L, 6>(w, x, cols, out);
-    case 7: return tile<L, 7>(w, x, cols, out);
-    default: return tile<L, 8>(w, x, cols, out);
+    case 1: return tile<L, R, 1>(w, x, cols, out);
+    case 2: return tile<L, R, 2>(w, x, cols, out);
+    case 3: return tile<L, R, 3>(w, x, cols, out);
+    case 4: return tile<L, R, 4>(w, x, cols, out);
+    case 5: return tile<L, R, 5>(w, x, cols, out);
+    case 6: return tile<L, R, 6>(w, x, cols, out);
+    case 7: return tile<L, R, 7>(w, x, cols, out);
+    default: return tile<L, R, 8>(w, x, cols, out);
   }
 }
 
-template <class L>
+// R weight rows per tile: a batch of at most 4 reads one weight row at a
+// time (its FMAs are few, and rows read side by side stream more slowly
+// than one row); larger ones kTileRows.
+template <class L, int R>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   const int64_t cols = w.cols;
   // The activation rows split as evenly as tiles of at most kTileCols allow
   // (9 rows are 5 + 4, not 8 + 1).
   const int64_t tiles = (n + kTileCols - 1) / kTileCols;
   thread_local std::vector<float> wide;  // Q8_0 rows, widened a tile at a time
-  for (int64_t r = r0; r < r1; r += kTileRows) {
-    const int nr = static_cast<int>(std::min<int64_t>(kTileRows, r1 - r));
+  for (int64_t r = r0; r < r1; r += R) {
+    const int nr = static_cast<int>(std::min<int64_t>(R, r1 - r));
     const void* wr[kTileRows];
     // A short last tile repeats its last row rather than reading past r1.
-    for (int k = 0; k < kTileRows; ++k) wr[k] = w.row(r + std::min(k, nr - 1));
+    for (int k = 0; k < R; ++k) wr[k] = w.row(r + std::min(k, nr - 1));
     if (w.type == TensorType::Q8_0) {
-      wide.resize(static_cast<size_t>(kTileRows * cols));
-      for (int k = 0; k < kTileRows; ++k) {
+      wide.resize(static_cast<size_t>(R * cols));
+      for (int k = 0; k < R; ++k) {
         dequantize_row(w.type, wr[k], wide.data() + k * cols, cols);
         wr[k] = wide.data() + k * cols;
       }
@@ -112,7 +126,7 @@ void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, fl
       const float* xs[kTileCols];
       for (int j = 0; j < nc; ++j) xs[j] = x + (t0 + j) * cols;
       float out[kTileRows][kTileCols];
-      tile_n<L>(nc, wr, xs, cols, out);
+      tile_n<L, R>(nc, wr, xs, cols, out);
       for (int j = 0; j < nc; ++j)
         for (int k = 0; k < nr; ++k) y[(t0 + j) * w.rows + r + k] = out[k][j];
       t0 += nc;
@@ -120,14 +134,22 @@ void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, fl
   }
 }
 
+template <class L>
+void rows_for(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
+  if (n <= 4)
+    rows<L, 1>(w, r0, r1, x, n, y);
+  else
+    rows<L, kTileRows>(w, r0, r1, x, n, y);
+}
+
 }  // namespace
 
 void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   switch (w.type) {
-    case TensorType::F32: return rows<LoadF32>(w, r0, r1, x, n, y);
-    case TensorType::F16: return rows<LoadF16>(w, r0, r1, x, n, y);
-    case TensorType::BF16: return rows<LoadBF16>(w, r0, r1, x, n, y);
-    case TensorType::Q8_0: return rows<LoadF32>(w, r0, r1, x, n, y);
+    case TensorType::F32: return rows_for<LoadF32>(w, r0, r1, x, n, y);
+    case TensorType::F16: return rows_for<LoadF16>(w, r0, r1, x, n, y);
+    case TensorType::BF16: return rows_for<LoadBF16>(w, r0, r1, x, n, y);
+    case TensorType::Q8_0: return rows_for<LoadF32>(w, r0, r1, x, n, y);
   }
 }
 
