@@ -5,7 +5,9 @@
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_*() (a self-initialised
 // vector) as the pass-through of unmasked operations, which -O3 reports as
 // maybe-uninitialized; the build treats warnings as errors.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <algorithm>
 

@@ -152,7 +152,8 @@ INSTANTIATE_TEST_SUITE_P(KvTypes, CpuAttention, ::testing::Values(KvType::kF32, 
                          type_name);
 
 // head_dim 8 is stories260K's (whole AVX2 registers); 12 leaves a tail of 4
-// values that take the scalar conversions.
+// values that take the scalar path; 64 is the 110M model's (one slice of the
+// output accumulated in registers); 136 is two full slices and one of 8.
 using DecodeCase = std::tuple<KvType, int32_t>;
 std::string decode_case_name(const ::testing::TestParamInfo<DecodeCase>& info) {
   const auto [type, hd] = info.param;
@@ -161,7 +162,7 @@ std::string decode_case_name(const ::testing::TestParamInfo<DecodeCase>& info) {
 class CpuAttentionDecode : public ::testing::TestWithParam<DecodeCase> {};
 INSTANTIATE_TEST_SUITE_P(KvTypes, CpuAttentionDecode,
                          ::testing::Combine(::testing::Values(KvType::kF32, KvType::kF16, KvType::kBF16),
-                                            ::testing::Values(8, 12)),
+                                            ::testing::Values(8, 12, 64, 136)),
                          decode_case_name);
 
 TEST_P(CpuAttentionDecode, PagedEqualsContiguousReference) {
