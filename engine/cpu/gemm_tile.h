@@ -1,11 +1,12 @@
-// The register-tiled kernels under matmul for few activation rows: decode,
-// alone or batched. A decode step reads every weight once and multiplies it
-// by each sequence's activation row, so the kernel keeps a tile of
-// accumulators (weight rows x activation rows) in registers: each weight
-// load, widened from its stored type in the register, feeds every
-// activation row of the tile, and each activation load every weight row.
-// At batch 1 that is bandwidth-bound; at batch 8 and above the tile keeps
-// both FMA ports busy.
+// The kernels under matmul for few activation rows: decode, alone or
+// batched, with weights read in their stored type.
+//
+// A batch (gemm_rows) keeps a tile of accumulators (weight rows x
+// activation rows) in registers: each weight load, widened from its stored
+// type in the register, feeds every activation row of the tile, and each
+// activation load every weight row; at batch 8 and above that keeps the FMA
+// ports busy. Batch 1 (gemv_rows) is bound by bandwidth and streams one
+// weight row at a time.
 //
 // Two builds of the batched kernel: AVX2 (the x86-64-v3 baseline) and
 // AVX-512 (F, BW, DQ, VL, VNNI), in their own translation units; matmul
@@ -20,8 +21,9 @@
 namespace kvgate {
 
 // Batch n >= 2: y[t * w.rows + r] = w_r . x_t for weight rows r in
-// [r0, r1) and activation rows t < n (x is [n][w.cols]). F32, F16 and BF16 rows are read in place;
-// Q8_0 rows are widened a tile at a time into a small thread-local buffer.
+// [r0, r1) and activation rows t < n (x is [n][w.cols]). F32, F16 and BF16
+// rows are read in place; Q8_0 rows are widened a tile at a time into a
+// small thread-local buffer.
 void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
 void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
 
@@ -36,10 +38,10 @@ struct QuantizedRow {
 void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols a multiple of 32
 
 // Batch 1: y[r] = w_r . x for rows r in [r0, r1), one row at a time with
-// four accumulators. One sequential stream per thread reached about twice
-// the bandwidth of rows read side by side, and 32-byte loads beat 64-byte
-// ones (GGUF aligns rows to 32 bytes, so a 64-byte load splits cache lines):
-// AVX2 only. Q8_0 rows use xq, x quantized by quantize_row_q8.
+// four accumulators. On Zen 4 one sequential stream per thread reached
+// about twice the bandwidth of rows read side by side, and these AVX2 loads
+// beat an AVX-512 build of the same loop (measured, docs/benchmarks.md), so
+// there is one build. Q8_0 rows use xq, x quantized by quantize_row_q8.
 void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y);
 
 }  // namespace kvgate

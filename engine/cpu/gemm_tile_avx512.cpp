@@ -17,9 +17,10 @@
 namespace kvgate {
 namespace {
 
-// 3 weight rows x 8 activation rows: 24 accumulators, 3 weight and 1
+// Up to 3 weight rows x 8 activation rows: 24 accumulators, 3 weight and 1
 // activation register, 28 of the 32 zmm registers. Per 16 columns: 24 FMAs
-// against 3 widening loads and 8 activation loads.
+// against 3 widening loads and 8 activation loads. (Batches of up to 4 use
+// one weight row: see rows_for.)
 constexpr int kTileRows = 3;
 constexpr int kTileCols = 8;
 // How far ahead of the tile the weight rows are prefetched. The hardware
