@@ -3,9 +3,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "engine/cpu/dot.h"
 #include "engine/cpu/gemm_tile.h"
+#include "engine/cpu/tile_driver.h"
 #include "engine/model/float_convert.h"
 
 namespace kvgate {
@@ -76,32 +78,10 @@ void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, f
 
 template <class L>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
-  const int64_t cols = w.cols;
-  const int64_t tiles = (n + kTileCols - 1) / kTileCols;
-  thread_local std::vector<float> wide;  // Q8_0 rows, widened a tile at a time
-  for (int64_t r = r0; r < r1; r += kTileRows) {
-    const int nr = static_cast<int>(std::min<int64_t>(kTileRows, r1 - r));
-    const void* wr[kTileRows];
-    for (int k = 0; k < kTileRows; ++k) wr[k] = w.row(r + std::min(k, nr - 1));
-    if (w.type == TensorType::Q8_0) {
-      wide.resize(static_cast<size_t>(kTileRows * cols));
-      for (int k = 0; k < kTileRows; ++k) {
-        dequantize_row(w.type, wr[k], wide.data() + k * cols, cols);
-        wr[k] = wide.data() + k * cols;
-      }
-    }
-    int64_t t0 = 0;
-    for (int64_t t = 0; t < tiles; ++t) {
-      const int nc = static_cast<int>((n - t0 + (tiles - t) - 1) / (tiles - t));
-      const float* xs[kTileCols];
-      for (int j = 0; j < nc; ++j) xs[j] = x + (t0 + j) * cols;
-      float out[kTileRows][kTileCols];
-      tile_n<L>(nc, wr, xs, cols, out);
-      for (int j = 0; j < nc; ++j)
-        for (int k = 0; k < nr; ++k) y[(t0 + j) * w.rows + r + k] = out[k][j];
-      t0 += nc;
-    }
-  }
+  cpu::drive_tiles<kTileRows, kTileCols>(
+      w, r0, r1, x, n, y, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[kTileRows][kTileCols]) {
+        tile_n<L>(nc, wr, xs, w.cols, out);
+      });
 }
 
 // |w| (unsigned) times x with w's sign (signed), in pairs into int16 (at
@@ -115,6 +95,14 @@ inline __m256 dot_block(const BlockQ8_0& b, const int8_t* xq, __m256 scale, __m2
 }
 
 }  // namespace
+
+namespace cpu {
+float* widen_scratch(int64_t floats) {
+  thread_local std::vector<float> scratch;
+  if (static_cast<int64_t>(scratch.size()) < floats) scratch.resize(static_cast<size_t>(floats));
+  return scratch.data();
+}
+}  // namespace cpu
 
 void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   switch (w.type) {

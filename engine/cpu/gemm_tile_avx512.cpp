@@ -9,9 +9,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-#include <algorithm>
 
 #include "engine/cpu/gemm_tile.h"
+#include "engine/cpu/tile_driver.h"
 #include "engine/model/float_convert.h"
 
 namespace kvgate {
@@ -76,7 +76,7 @@ inline void step(const void* const* w, const float* const* x, int64_t i, __mmask
 
 // R and C are template parameters so the accumulators stay in registers.
 template <class L, int R, int C>
-void tile(const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
+void tile(const void* const* w, const float* const* x, int64_t cols, float (&out)[R][kTileCols]) {
   __m512 acc[R][C];
   for (auto& row : acc)
     for (auto& a : row) a = _mm512_setzero_ps();
@@ -88,7 +88,7 @@ void tile(const void* const* w, const float* const* x, int64_t cols, float (&out
 }
 
 template <class L, int R>
-void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, float (&out)[kTileRows][kTileCols]) {
+void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, float (&out)[R][kTileCols]) {
   switch (nc) {
     case 1: return tile<L, R, 1>(w, x, cols, out);
     case 2: return tile<L, R, 2>(w, x, cols, out);
@@ -101,42 +101,17 @@ void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, f
   }
 }
 
+template <class L, int R>
+void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
+  cpu::drive_tiles<R, kTileCols>(
+      w, r0, r1, x, n, y, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
+        tile_n<L, R>(nc, wr, xs, w.cols, out);
+      });
+}
+
 // R weight rows per tile: a batch of at most 4 reads one weight row at a
 // time (its FMAs are few, and rows read side by side stream more slowly
 // than one row); larger ones kTileRows.
-template <class L, int R>
-void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
-  const int64_t cols = w.cols;
-  // The activation rows split as evenly as tiles of at most kTileCols allow
-  // (9 rows are 5 + 4, not 8 + 1).
-  const int64_t tiles = (n + kTileCols - 1) / kTileCols;
-  thread_local std::vector<float> wide;  // Q8_0 rows, widened a tile at a time
-  for (int64_t r = r0; r < r1; r += R) {
-    const int nr = static_cast<int>(std::min<int64_t>(R, r1 - r));
-    const void* wr[kTileRows];
-    // A short last tile repeats its last row rather than reading past r1.
-    for (int k = 0; k < R; ++k) wr[k] = w.row(r + std::min(k, nr - 1));
-    if (w.type == TensorType::Q8_0) {
-      wide.resize(static_cast<size_t>(R * cols));
-      for (int k = 0; k < R; ++k) {
-        dequantize_row(w.type, wr[k], wide.data() + k * cols, cols);
-        wr[k] = wide.data() + k * cols;
-      }
-    }
-    int64_t t0 = 0;
-    for (int64_t t = 0; t < tiles; ++t) {
-      const int nc = static_cast<int>((n - t0 + (tiles - t) - 1) / (tiles - t));
-      const float* xs[kTileCols];
-      for (int j = 0; j < nc; ++j) xs[j] = x + (t0 + j) * cols;
-      float out[kTileRows][kTileCols];
-      tile_n<L, R>(nc, wr, xs, cols, out);
-      for (int j = 0; j < nc; ++j)
-        for (int k = 0; k < nr; ++k) y[(t0 + j) * w.rows + r + k] = out[k][j];
-      t0 += nc;
-    }
-  }
-}
-
 template <class L>
 void rows_for(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   if (n <= 4)

@@ -1,0 +1,58 @@
+// The loop both builds of gemm_rows run around their register tile
+// (gemm_tile_avx2.cpp, gemm_tile_avx512.cpp): weight rows R at a time
+// (Q8_0 rows widened first into a thread-local buffer), the activation rows
+// split as evenly as tiles of at most C allow (9 rows are 5 + 4, not
+// 8 + 1), each tile's dot products stored into y.
+//
+// Included only by those two files, each compiled for its own instruction
+// set. drive_tiles is a template over the caller's tile, a lambda local to
+// that file, so the two builds never share an instantiation. It calls no
+// inline library code (std::vector, std::min): the linker keeps one copy of
+// such code for the whole program, and the AVX-512 file's copy would then
+// run on CPUs without AVX-512.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/model/float_convert.h"
+#include "engine/model/llama_weights.h"
+
+namespace kvgate::cpu {
+
+// This thread's scratch for widened Q8_0 rows, at least `floats` long;
+// defined in the baseline build (gemm_tile_avx2.cpp).
+float* widen_scratch(int64_t floats);
+
+// tile(nc, w_rows, x_rows, out) sets out[k][j] = w_rows[k] . x_rows[j] for
+// k < R, j < nc; y is [n][w.rows].
+template <int R, int C, class Tile>
+void drive_tiles(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y, Tile tile) {
+  const int64_t cols = w.cols;
+  const int64_t tiles = (n + C - 1) / C;
+  float* wide = w.type == TensorType::Q8_0 ? widen_scratch(R * cols) : nullptr;
+  for (int64_t r = r0; r < r1; r += R) {
+    const int nr = r1 - r < R ? static_cast<int>(r1 - r) : R;
+    const void* wr[R];
+    // A short last tile repeats its last row rather than reading past r1.
+    for (int k = 0; k < R; ++k) wr[k] = w.row(r + (k < nr ? k : nr - 1));
+    if (wide) {
+      for (int k = 0; k < R; ++k) {
+        dequantize_row(w.type, wr[k], wide + k * cols, cols);
+        wr[k] = wide + k * cols;
+      }
+    }
+    int64_t t0 = 0;
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int nc = static_cast<int>((n - t0 + (tiles - t) - 1) / (tiles - t));
+      const float* xs[C];
+      for (int j = 0; j < nc; ++j) xs[j] = x + (t0 + j) * cols;
+      float out[R][C];
+      tile(nc, wr, xs, out);
+      for (int j = 0; j < nc; ++j)
+        for (int k = 0; k < nr; ++k) y[(t0 + j) * w.rows + r + k] = out[k][j];
+      t0 += nc;
+    }
+  }
+}
+
+}  // namespace kvgate::cpu
