@@ -35,10 +35,15 @@ TEST(CudaRegistry, CudaWithoutADeviceIsAClearError) {
   }
 }
 
-TEST(CudaRegistry, TheCpuRefusesHalfPrecisionKv) {
-  BackendOptions opt;
-  opt.kv_type = KvType::kF16;
-  EXPECT_THROW(make_backend("cpu", testing::stories(), opt), Error);
+// Both backends keep K/V in f32, f16 or bf16 (issue 16 gave the CPU the
+// half types): the registry passes the requested type through either way.
+TEST(CudaRegistry, EitherBackendKeepsTheRequestedKvType) {
+  for (KvType t : {KvType::kF16, KvType::kBF16}) {
+    BackendOptions opt;
+    opt.kv_type = t;
+    EXPECT_EQ(make_backend("cpu", testing::stories(), opt)->kv_layout().type, t);
+    EXPECT_EQ(make_backend("auto", testing::stories(), opt)->kv_layout().type, t);
+  }
 }
 
 }  // namespace
