@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "engine/cpu/dot.h"
 #include "engine/cpu/gemm_tile.h"
 #include "engine/cpu/tile_driver.h"
 #include "engine/model/float_convert.h"
@@ -76,6 +75,25 @@ void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, f
   }
 }
 
+// One weight row at a time against one activation row, with four
+// independent accumulators to hide the FMA latency.
+template <class L>
+void gemv(const Matrix& w, int64_t r0, int64_t r1, const float* x, float* y) {
+  const int64_t cols = w.cols;
+  for (int64_t r = r0; r < r1; ++r) {
+    const void* row = w.row(r);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 32 <= cols; i += 32)
+      for (int u = 0; u < 4; ++u)
+        acc[u] = _mm256_fmadd_ps(L::load(row, i + 8 * u), _mm256_loadu_ps(x + i + 8 * u), acc[u]);
+    for (; i + 8 <= cols; i += 8) acc[0] = _mm256_fmadd_ps(L::load(row, i), _mm256_loadu_ps(x + i), acc[0]);
+    float s = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    for (; i < cols; ++i) s += L::one(row, i) * x[i];
+    y[r] = s;
+  }
+}
+
 template <class L>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   cpu::drive_tiles<kTileRows, kTileCols>(
@@ -143,9 +161,11 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
 }
 
 void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y) {
-  if (w.type != TensorType::Q8_0) {
-    for (int64_t r = r0; r < r1; ++r) y[r] = dot_row(w.type, w.row(r), x, w.cols);
-    return;
+  switch (w.type) {
+    case TensorType::F32: return gemv<LoadF32>(w, r0, r1, x, y);
+    case TensorType::F16: return gemv<LoadF16>(w, r0, r1, x, y);
+    case TensorType::BF16: return gemv<LoadBF16>(w, r0, r1, x, y);
+    case TensorType::Q8_0: break;
   }
   const int64_t blocks = w.cols / kQ8_0Block;
   for (int64_t r = r0; r < r1; ++r) {
