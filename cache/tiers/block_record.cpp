@@ -24,7 +24,7 @@ constexpr uint64_t kMaxPayload = uint64_t{1} << 40;
 // Field offsets (block_record.h).
 constexpr size_t kOffVersion = 4, kOffHeaderSize = 6, kOffHash = 8, kOffParent = 24, kOffScope = 40, kOffModel = 56,
                  kOffOwner = 72, kOffDepth = 80, kOffLayers = 84, kOffHeads = 88, kOffHeadDim = 92,
-                 kOffBlockSize = 96, kOffHashScheme = 100, kOffKvType = 104, kOffPayloadBytes = 112,
+                 kOffBlockSize = 96, kOffHashScheme = 100, kOffKvType = 104, kOffReserved = 105, kOffPayloadBytes = 112,
                  kOffTokensSum = 120, kOffPayloadSum = 128, kOffHeaderSum = 136;
 static_assert(kOffHeaderSum + 8 == kRecordHeaderBytes);
 
@@ -45,6 +45,10 @@ void store128(std::span<std::byte> s, size_t off, const Hash128& h) {
 }
 
 uint64_t xxh(std::span<const std::byte> s) { return XXH3_64bits(s.data(), s.size()); }
+
+bool all_zero(std::span<const std::byte> s) {
+  return std::all_of(s.begin(), s.end(), [](std::byte b) { return b == std::byte{0}; });
+}
 
 size_t align_up(size_t n) { return (n + kPayloadAlign - 1) / kPayloadAlign * kPayloadAlign; }
 
@@ -71,10 +75,15 @@ RecordFault check_frame(std::span<const std::byte> r, Extent* out) {
   if (load<uint16_t>(r, kOffVersion) != kRecordVersion || load<uint16_t>(r, kOffHeaderSize) != kRecordHeaderBytes)
     return RecordFault::kBadMagic;
   if (xxh(r.first(kOffHeaderSum)) != load<uint64_t>(r, kOffHeaderSum)) return RecordFault::kHeaderChecksum;
+  // Reserved bytes set: a layout this build does not know how to read.
+  if (!all_zero(r.subspan(kOffReserved, kOffPayloadBytes - kOffReserved))) return RecordFault::kBadMagic;
   const std::optional<Extent> e = extent_of(r);
   if (!e || e->total != r.size()) return RecordFault::kTruncated;
   if (xxh(r.subspan(kRecordHeaderBytes, e->payload_offset - kRecordHeaderBytes)) != load<uint64_t>(r, kOffTokensSum))
     return RecordFault::kHeaderChecksum;
+  // seal_record zeroes the padding; so a record that checks clean is exactly
+  // what sealing its fields gives, whatever checksums a writer computed.
+  if (!all_zero(r.subspan(e->tokens_end, e->payload_offset - e->tokens_end))) return RecordFault::kHeaderChecksum;
   *out = *e;
   return RecordFault::kNone;
 }

@@ -30,7 +30,9 @@
 // The header checksum covers every header field (the token and payload
 // checksums included), so the sizes are trusted only after it verified:
 // a record shorter or longer than its header says is kTruncated, never read
-// past. Parsing is by memcpy from the span; no input is undefined behaviour
+// past. Reserved bytes and padding must be zero as seal_record writes them,
+// so a record that checks clean is the one sealing its fields would give
+// (checksums are no defence against a writer that forges them). Parsing is by memcpy from the span; no input is undefined behaviour
 // (tests/fuzz/block_record_fuzz.cpp).
 //
 // Pure functions; any thread.
@@ -91,7 +93,8 @@ inline constexpr int kRecordFaultCount = 11;
 std::string_view fault_name(RecordFault f);
 
 // Verifies everything, in this order: size, magic and version, header
-// checksum, the size the header claims, the token region's checksum, the
+// checksum, reserved bytes zero, the size the header claims, the token
+// region's checksum and zero padding, the
 // identity field by field (block size, element type, layout, then the model,
 // so the fault names the most specific difference: the model fingerprint
 // itself hashes the element type), the key (hash, parent, scope, depth), the

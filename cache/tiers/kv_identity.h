@@ -31,11 +31,15 @@ struct KvIdentity {
 
   // K and V of every layer for block_size tokens:
   //   2 * layers * kv_heads * head_dim * element bytes * block_size.
-  // 0 when the identity is not a valid one (a count <= 0, an unknown type).
+  // 0 when the identity is not a valid one (a count <= 0, an unknown type,
+  // or a product past int64: a header read from disk may claim anything).
   int64_t payload_bytes() const {
     const int64_t elem = kv_element_bytes(kv_type);
     if (n_layers <= 0 || n_kv_heads <= 0 || head_dim <= 0 || block_size <= 0 || elem == 0) return 0;
-    return 2 * int64_t{n_layers} * n_kv_heads * head_dim * elem * block_size;
+    int64_t n = 2 * elem;
+    for (const int64_t f : {int64_t{n_layers}, int64_t{n_kv_heads}, int64_t{head_dim}, int64_t{block_size}})
+      if (__builtin_mul_overflow(n, f, &n)) return 0;
+    return n;
   }
   bool valid() const { return payload_bytes() > 0; }
   bool operator==(const KvIdentity&) const = default;

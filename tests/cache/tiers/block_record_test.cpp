@@ -1,6 +1,7 @@
 #include "cache/tiers/block_record.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <cstring>
 #include <set>
@@ -158,6 +159,54 @@ TEST(BlockRecord, EachDamageHasItsFault) {
   EXPECT_EQ(check_record(good, k, {}, id), RecordFault::kWrongTokens);
 
   EXPECT_EQ(verify(good, k, id), RecordFault::kNone);
+}
+
+// Recomputes the token and header checksums after an edit, as a writer that
+// forges them would (libFuzzer's comparison tracing finds such values).
+void reseal_checksums(std::vector<std::byte>& r, size_t payload_at) {
+  const uint64_t tokens = XXH3_64bits(r.data() + kRecordHeaderBytes, payload_at - kRecordHeaderBytes);
+  std::memcpy(r.data() + 120, &tokens, 8);
+  const uint64_t header = XXH3_64bits(r.data(), 136);
+  std::memcpy(r.data() + 136, &header, 8);
+}
+
+// Checksums that verify prove nothing about bytes sealing never writes: a
+// record with reserved bytes or padding set, or dimensions whose product
+// overflows, is refused, never re-sealed into different bytes or multiplied.
+TEST(BlockRecord, ForgedChecksumsDoNotMakeAnUnsealableRecordClean) {
+  const KvIdentity id = small_identity();
+  const BlockKey k = key_at(scope_of(7), 2);
+  const std::vector<std::byte> good = record_for(k, 42, id);
+  const size_t payload_at = record_payload_offset(id.block_size);
+  auto forged = [&](size_t at, std::byte v) {
+    std::vector<std::byte> r = good;
+    r[at] = v;
+    reseal_checksums(r, payload_at);
+    return r;
+  };
+  std::vector<std::byte> same = forged(0, good[0]);
+  EXPECT_EQ(verify(same, k, id), RecordFault::kNone);  // the forging itself is faithful
+
+  for (size_t at = 105; at < 112; ++at) {
+    const std::vector<std::byte> r = forged(at, std::byte{1});
+    EXPECT_EQ(verify(r, k, id), RecordFault::kBadMagic) << "reserved byte " << at;
+    EXPECT_FALSE(read_record_header(r)) << "reserved byte " << at;
+  }
+  const std::vector<std::byte> padded = forged(payload_at - 1, std::byte{1});
+  EXPECT_EQ(verify(padded, k, id), RecordFault::kHeaderChecksum);
+  EXPECT_FALSE(read_record_header(padded));
+
+  // 2^30 layers x 2^30 heads x ...: past int64, so no identity, no header.
+  std::vector<std::byte> huge = good;
+  const int32_t big = 1 << 30;
+  for (size_t at : {84u, 88u, 92u}) std::memcpy(huge.data() + at, &big, 4);
+  reseal_checksums(huge, payload_at);
+  EXPECT_FALSE(read_record_header(huge));
+  EXPECT_EQ(verify(huge, k, id), RecordFault::kWrongLayout);
+  KvIdentity over = id;
+  over.n_layers = over.n_kv_heads = over.head_dim = big;
+  EXPECT_EQ(over.payload_bytes(), 0);
+  EXPECT_FALSE(over.valid());
 }
 
 TEST(BlockRecord, HeaderReadIgnoresThePayloadOnly) {
