@@ -51,6 +51,9 @@ double prefill_flops(const ModelConfig& c, const LlamaWeights& w, int64_t n) {
   return linear + head + attention;
 }
 
+// Turns kvgate and llama.cpp take at each row when both are measured.
+constexpr int kPairs = 3;
+
 struct Row {
   std::string model, phase;
   int batch;
@@ -190,8 +193,9 @@ int main(int argc, char** argv) {
   const std::optional<LlamaCppReference> ref = LlamaCppReference::from_env(threads);
   if (ref) {
     std::printf("Next to each row: llama.cpp (%d threads) on the same GGUF file, in the same run: llama-bench pp<n> "
-                "for prefill, llama-batched-bench (same prompt and generated lengths) for decode; best of 3 each.\n\n",
-                threads);
+                "for prefill, llama-batched-bench (same prompt and generated lengths) for decode; the two take turns %d times "
+                "and each side's best counts.\n\n",
+                threads, kPairs);
     std::printf("| model | phase | batch | tokens/s | achieved | limit | ratio | llama.cpp tokens/s | kvgate / llama.cpp |\n");
     std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   } else {
@@ -212,16 +216,30 @@ int main(int argc, char** argv) {
   };
   // KVGATE_BENCH_ONLY=substring runs just the matching models (for profiling).
   const char* only = std::getenv("KVGATE_BENCH_ONLY");
+  // With the reference, kvgate and llama.cpp take turns, kPairs times, and
+  // each side keeps its best: a burst of load on this shared VM then lands
+  // in one sample of either side, not in one side's whole measurement.
+  auto paired = [&](const M& m, auto kvgate, auto reference) {
+    Row best = kvgate();
+    if (!ref || !m.compare) return best;
+    for (int i = 0; i < kPairs; ++i) {
+      if (i > 0)
+        if (Row again = kvgate(); again.tokens_per_s > best.tokens_per_s) best = again;
+      best.reference = std::max(best.reference, reference());
+    }
+    return best;
+  };
   std::vector<std::pair<std::string, double>> batch1;  // decode tokens/s at batch 1, per model
   for (const M& m : models) {
     if (only && m.label.find(only) == std::string::npos) continue;
     auto model = Model::load(m.path);
-    Row prefill = bench_prefill(m.label, model, m.prefill_tokens, lim);
-    if (ref && m.compare) prefill.reference = ref->prefill_tokens_per_s(m.path, m.prefill_tokens, 3);
-    print_row(prefill);
+    print_row(paired(
+        m, [&] { return bench_prefill(m.label, model, m.prefill_tokens, lim); },
+        [&] { return ref->prefill_tokens_per_s(m.path, m.prefill_tokens, 1); }));
     for (int32_t b : {1, 8, 32}) {
-      Row decode = bench_decode(m.label, model, b, m.context, m.steps, lim);
-      if (ref && m.compare) decode.reference = ref->decode_tokens_per_s(m.path, b, m.context, m.steps, 3);
+      const Row decode = paired(
+          m, [&] { return bench_decode(m.label, model, b, m.context, m.steps, lim); },
+          [&] { return ref->decode_tokens_per_s(m.path, b, m.context, m.steps, 1); });
       if (b == 1) batch1.emplace_back(m.label, decode.tokens_per_s);
       print_row(decode);
     }
