@@ -32,7 +32,8 @@
 // a record shorter or longer than its header says is kTruncated, never read
 // past. Reserved bytes and padding must be zero as seal_record writes them,
 // so a record that checks clean is the one sealing its fields would give
-// (checksums are no defence against a writer that forges them). Parsing is by memcpy from the span; no input is undefined behaviour
+// (checksums are no defence against a writer that forges them). Parsing is
+// by memcpy from the span; no input is undefined behaviour
 // (tests/fuzz/block_record_fuzz.cpp).
 //
 // Pure functions; any thread.
