@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/cpu/cpu_features.h"
+#include "engine/cpu/gemm_panel.h"
 #include "engine/cpu/gemm_tile.h"
 #include "engine/error.h"
 #include "engine/model/float_convert.h"
@@ -108,6 +109,40 @@ void matmul_sgemm(const Matrix& w, const float* x, int64_t n, float* y) {
   }
 }
 
+void matmul_panels(std::span<const MatmulTarget> targets, const float* x, int64_t n) {
+  const ItemSpace space(targets);
+  const int64_t cols = targets[0].w->cols;
+  // Activation rows go in passes of at most about 768 KiB of panels (so they
+  // stay in or near each core's L2 while every weight row passes over them),
+  // split evenly: 290 rows are two passes of 144 or so, not 240 + 50.
+  const int64_t per_pass = std::max<int64_t>(1, (int64_t{768} << 10) / (cols * 4 * kPanelTokens));
+  const int64_t n_panels = (n + kPanelTokens - 1) / kPanelTokens;
+  const int64_t n_passes = (n_panels + per_pass - 1) / per_pass;
+  const int64_t pass = (n_panels + n_passes - 1) / n_passes * kPanelTokens;
+  // 64-byte aligned, so no panel vector straddles two cache lines. The
+  // caller's buffer, shared by the OpenMP team below.
+  thread_local std::vector<float> storage;
+  storage.resize(static_cast<size_t>(pass * cols + 16));
+  float* panels = storage.data() + (16 - reinterpret_cast<uintptr_t>(storage.data()) / 4 % 16) % 16;
+  int64_t macs = 0;
+  for (const MatmulTarget& t : targets) macs += t.w->rows * cols * n;
+#pragma omp parallel if (macs >= kParallelMacs)
+  for (int64_t m0 = 0; m0 < n; m0 += pass) {
+    const int64_t nm = std::min(pass, n - m0), np = (nm + kPanelTokens - 1) / kPanelTokens;
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < np; ++p)
+      pack_panel(x + (m0 + p * kPanelTokens) * cols, std::min(kPanelTokens, nm - p * kPanelTokens), cols,
+                 panels + p * cols * kPanelTokens);
+#pragma omp for schedule(static)
+    for (int64_t item = 0; item < space.total; ++item) {
+      const size_t ti = space.target_of(item);
+      const MatmulTarget& t = targets[ti];
+      const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
+      gemm_panels_avx512(*t.w, r0, r1, panels, nm, t.y + m0 * t.w->rows, t.w->rows);
+    }
+  }
+}
+
 void matmul(const Matrix& w, const float* x, int64_t n_rows, float* y) {
   const MatmulTarget t{&w, y};
   matmul_many({&t, 1}, x, n_rows);
@@ -117,14 +152,16 @@ void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t 
   if (targets.size() > 4) throw Error("matmul_many: at most 4 matrices");
   for (const MatmulTarget& t : targets)
     if (t.w->cols != targets[0].w->cols) throw Error("matmul_many: matrices read different widths");
-  if (n_rows >= sgemm_min_rows(targets[0].w->type)) {
-    for (const MatmulTarget& t : targets) matmul_sgemm(*t.w, x, n_rows, t.y);
-  } else {
+  if (n_rows < many_rows_min(targets[0].w->type)) {
     matmul_tiled(targets, x, n_rows);
+  } else if (cpu_has_avx512()) {
+    matmul_panels(targets, x, n_rows);
+  } else {
+    for (const MatmulTarget& t : targets) matmul_sgemm(*t.w, x, n_rows, t.y);
   }
 }
 
-int64_t sgemm_min_rows(TensorType type) {
+int64_t many_rows_min(TensorType type) {
   // Where sgemm (widening included) caught up with the tiles on the 110M
   // model's linear layers, one thread, measured in CPU time (docs/
   // benchmarks.md, "crossover"). AVX-512's 3x8 tile holds out to 128 rows

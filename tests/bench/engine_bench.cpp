@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/cpu_features.h"
 #include "engine/cpu/matmul.h"
 #include "engine/model/model.h"
 #include "tests/bench/bench_models.h"
@@ -73,7 +74,8 @@ void print_row(const Row& r) {
 // The linear layers of one forward step over n activation rows (every
 // matrix of every layer, in order, so the weights stream from memory as in
 // a real step) on one path, in GFLOP/s: best of 3.
-double linear_step_gflops(const LlamaWeights& w, int64_t n, bool sgemm) {
+enum class LinearPath { kTiles, kSgemm, kPanels };
+double linear_step_gflops(const LlamaWeights& w, int64_t n, LinearPath path) {
   int64_t widest = 0, macs = 0;
   std::vector<const Matrix*> ms;
   for (const LayerWeights& l : w.layers)
@@ -87,11 +89,11 @@ double linear_step_gflops(const LlamaWeights& w, int64_t n, bool sgemm) {
   for (int rep = 0; rep < 4; ++rep) {  // the first pass warms up
     auto t0 = Clock::now();
     for (const Matrix* m : ms) {
-      if (sgemm) {
-        matmul_sgemm(*m, x.data(), n, y.data());
-      } else {
-        const MatmulTarget t{m, y.data()};
-        matmul_tiled({&t, 1}, x.data(), n);
+      const MatmulTarget t{m, y.data()};
+      switch (path) {
+        case LinearPath::kTiles: matmul_tiled({&t, 1}, x.data(), n); break;
+        case LinearPath::kSgemm: matmul_sgemm(*m, x.data(), n, y.data()); break;
+        case LinearPath::kPanels: matmul_panels({&t, 1}, x.data(), n); break;
       }
     }
     if (rep > 0) best = std::min(best, seconds_since(t0));
@@ -100,15 +102,19 @@ double linear_step_gflops(const LlamaWeights& w, int64_t n, bool sgemm) {
 }
 
 // Where sgemm (widening included) overtakes the register tiles, per weight
-// type: the table behind sgemm_min_rows.
+// type: the table behind many_rows_min.
 void print_crossover(const std::string& label, const Model& model) {
   std::printf("| %-18s |", label.c_str());
-  for (int64_t n : {8, 16, 32, 48, 64, 96, 128}) {
-    const double tiled = linear_step_gflops(model.weights(), n, false), blas = linear_step_gflops(model.weights(), n, true);
-    std::printf(" %.0f / %.0f |", tiled, blas);
+  const bool panels = cpu_has_avx512();
+  for (int64_t n : {8, 16, 32, 48, 64, 96, 128, 256, 512}) {
+    const double tiled = linear_step_gflops(model.weights(), n, LinearPath::kTiles),
+                 blas = linear_step_gflops(model.weights(), n, LinearPath::kSgemm);
+    std::printf(" %.0f / %.0f", tiled, blas);
+    if (panels) std::printf(" / %.0f", linear_step_gflops(model.weights(), n, LinearPath::kPanels));
+    std::printf(" |");
     std::fflush(stdout);
   }
-  std::printf(" %lld |\n", static_cast<long long>(sgemm_min_rows(model.weights().layers[0].wq.type)));
+  std::printf(" %lld |\n", static_cast<long long>(many_rows_min(model.weights().layers[0].wq.type)));
 }
 
 Row bench_prefill(const std::string& label, std::shared_ptr<const Model> model, int32_t n, const Limits& lim) {
@@ -255,10 +261,11 @@ int main(int argc, char** argv) {
     std::printf("\nDecode at batch 1, Q8_0 / F16 weights: %.2f (Q8_0 reads %.0f%% of F16's bytes)\n", q8 / f16,
                 100.0 * 34.0 / 64.0);
 
-  // KVGATE_BENCH_CROSSOVER=1 adds the table behind sgemm_min_rows.
+  // KVGATE_BENCH_CROSSOVER=1 adds the table behind many_rows_min.
   if (std::getenv("KVGATE_BENCH_CROSSOVER")) {
-    std::printf("\n### Linear layers of one step: register tiles / sgemm (widening included), GFLOP/s\n\n");
-    std::printf("| model | n=8 | 16 | 32 | 48 | 64 | 96 | 128 | sgemm_min_rows |\n|---|---|---|---|---|---|---|---|---:|\n");
+    std::printf("\n### Linear layers of one step: register tiles / sgemm (widening included) / AVX-512 panels, GFLOP/s\n\n");
+    std::printf("| model | n=8 | 16 | 32 | 48 | 64 | 96 | 128 | 256 | 512 | many_rows_min |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---:|\n");
     for (const M& m : models)
       if (m.compare && (!only || m.label.find(only) != std::string::npos)) print_crossover(m.label, *Model::load(m.path));
   }

@@ -367,24 +367,25 @@ float batched_vs_alone_max_diff(int n_seqs, float tol) {
 // - Few rows: the register tiles of a batch vs those of one row, summing in
 //   another order (worst seen over 12 steps: 2e-5, 10 ulps at |16|).
 constexpr float kStreamingTolerance = 1e-4f;
-// - sgemm_min_rows or more: OpenBLAS sgemm, whose blocking and FMA order
-//   depend on the CPU's kernel, vs the tiles (worst seen: 3.7e-5, 20 ulps at
-//   |18|). 2e-4 (1e-5 of the largest logit) leaves room for other kernels.
+// - many_rows_min or more: the AVX-512 panels or OpenBLAS sgemm (whose
+//   blocking and FMA order depend on the CPU's kernel) vs the tiles (worst
+//   seen: 3.7e-5, 20 ulps at |18|). 2e-4 (1e-5 of the largest logit) leaves
+//   room for other kernels.
 constexpr float kSgemmTolerance = 2e-4f;
 
 TEST(CpuBackend, BatchedDecodeEqualsEachAlone) {
   // 5 rows: both sides take the register tiles.
-  ASSERT_LT(5, sgemm_min_rows(TensorType::F32));
+  ASSERT_LT(5, many_rows_min(TensorType::F32));
   const float worst = batched_vs_alone_max_diff(5, kStreamingTolerance);
   std::printf("[ batch of 5 vs alone: max |logit diff| %.3g ]\n", static_cast<double>(worst));
 }
 
-TEST(CpuBackend, BatchedDecodeThroughSgemmEqualsEachAlone) {
+TEST(CpuBackend, BatchedDecodeThroughTheManyRowsPathEqualsEachAlone) {
   // Decoding rows past the crossover: the batched step's linear layers go to
-  // OpenBLAS sgemm, while each sequence alone (one row) takes the tiles.
-  const int rows = static_cast<int>(sgemm_min_rows(TensorType::F32)) + 4;
+  // the panels (or sgemm), while each sequence alone (one row) takes the tiles.
+  const int rows = static_cast<int>(many_rows_min(TensorType::F32)) + 4;
   const float worst = batched_vs_alone_max_diff(rows, kSgemmTolerance);
-  std::printf("[ batch of %d (sgemm) vs alone: max |logit diff| %.3g ]\n", rows, static_cast<double>(worst));
+  std::printf("[ batch of %d (many-rows path) vs alone: max |logit diff| %.3g ]\n", rows, static_cast<double>(worst));
 }
 
 TEST(CpuBackend, RejectsBadBatchesBeforeWriting) {

@@ -1,14 +1,17 @@
 // The linear-layer kernels against a double-precision reference, for every
 // stored weight type: the register tiles of both builds (AVX2 and, where the
 // CPU has it, AVX-512) at batch sizes on and off their tile edges, the int8
-// Q8_0 path of batch 1, and matmul itself across its sgemm crossover.
+// Q8_0 path of batch 1, the AVX-512 panel kernel of many rows, and matmul
+// itself across its crossover.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "engine/cpu/cpu_features.h"
+#include "engine/cpu/gemm_panel.h"
 #include "engine/cpu/gemm_tile.h"
 #include "engine/cpu/matmul.h"
 #include "engine/model/float_convert.h"
@@ -168,13 +171,53 @@ TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
   EXPECT_EQ(q.scale.size(), 2u);
 }
 
+// The panel kernel on its own: rows off the 8-row tile's edge (37), columns
+// off a vector's (200), activation rows that fill one, two or three vectors
+// of a panel and several panels, into a y wider than the matrix (ldy), over
+// two row ranges as two work items of one matmul.
+TEST(GemmPanel, EveryTypeMatchesTheReference) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
+  for (TensorType type : kTypes) {
+    const int64_t rows = 37, cols = type == TensorType::Q8_0 ? 192 : 200, ldy = rows + 5;
+    const StoredMatrix w = make_matrix(type, rows, cols, 31);
+    for (int64_t n : {1, 15, 16, 17, 32, 33, 47, 48, 49, 100, 144}) {
+      const auto x = make_activations(n, cols, static_cast<uint32_t>(300 + n));
+      const int64_t n_panels = (n + kPanelTokens - 1) / kPanelTokens;
+      std::vector<float> panels(static_cast<size_t>(n_panels * kPanelTokens * cols), NAN);
+      for (int64_t p = 0; p < n_panels; ++p)
+        pack_panel(x.data() + p * kPanelTokens * cols, std::min(kPanelTokens, n - p * kPanelTokens), cols,
+                   panels.data() + p * kPanelTokens * cols);
+      std::vector<float> y(static_cast<size_t>(n * ldy), -1.0f);
+      gemm_panels_avx512(w.m, 0, 24, panels.data(), n, y.data(), ldy);
+      gemm_panels_avx512(w.m, 24, rows, panels.data(), n, y.data(), ldy);
+      std::vector<float> packed(static_cast<size_t>(n * rows));
+      for (int64_t t = 0; t < n; ++t) {
+        for (int64_t r = 0; r < rows; ++r) packed[t * rows + r] = y[t * ldy + r];
+        for (int64_t r = rows; r < ldy; ++r) EXPECT_EQ(y[t * ldy + r], -1.0f) << "written past the rows, t=" << t;
+      }
+      expect_products(w, x, n, packed, 0, rows, 1e-5, std::string("panels ") + name(type) + " n=" + std::to_string(n));
+    }
+  }
+}
+
+// pack_panel zero-fills the rows past n: the kernel's padded lanes compute
+// on zeros, not on whatever the buffer held.
+TEST(GemmPanel, PackingZeroesTheRowsPastN) {
+  const auto x = make_activations(5, 3, 1);
+  std::vector<float> panel(static_cast<size_t>(3 * kPanelTokens), NAN);
+  pack_panel(x.data(), 5, 3, panel.data());
+  for (int64_t c = 0; c < 3; ++c)
+    for (int64_t t = 0; t < kPanelTokens; ++t)
+      EXPECT_EQ(panel[c * kPanelTokens + t], t < 5 ? x[t * 3 + c] : 0.0f) << "c=" << c << " t=" << t;
+}
+
 // matmul and matmul_many as the backend calls them, on both sides of the
-// sgemm crossover, for every type.
+// crossover, for every type.
 TEST(Matmul, EveryTypeMatchesTheReferenceOnBothPaths) {
   for (TensorType type : kTypes) {
     const int64_t cols = 256;
     const StoredMatrix a = make_matrix(type, 70, cols, 21), b = make_matrix(type, 33, cols, 22);
-    for (int64_t n : {1, 2, 8, 15, 16, 31, 32, 64, 65, 130}) {
+    for (int64_t n : {1, 2, 8, 15, 16, 31, 32, 64, 65, 130, 300}) {
       const auto x = make_activations(n, cols, static_cast<uint32_t>(100 + n));
       std::vector<float> ya(static_cast<size_t>(n * 70), NAN), yb(static_cast<size_t>(n * 33), NAN);
       const MatmulTarget both[] = {{&a.m, ya.data()}, {&b.m, yb.data()}};
@@ -185,6 +228,21 @@ TEST(Matmul, EveryTypeMatchesTheReferenceOnBothPaths) {
       expect_products(b, x, n, yb, 0, 33, rel, what + " second");
     }
   }
+}
+
+// Wide rows split a long batch into several passes of panels (2,048
+// columns: two panels a pass, so 200 rows are passes of 96, 96 and 8); each
+// pass writes its own rows of y.
+TEST(Matmul, PanelsOverSeveralPassesMatchTheReference) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
+  const int64_t cols = 2048, n = 200;
+  const StoredMatrix a = make_matrix(TensorType::F16, 70, cols, 41), b = make_matrix(TensorType::F16, 9, cols, 42);
+  const auto x = make_activations(n, cols, 43);
+  std::vector<float> ya(static_cast<size_t>(n * 70), NAN), yb(static_cast<size_t>(n * 9), NAN);
+  const MatmulTarget both[] = {{&a.m, ya.data()}, {&b.m, yb.data()}};
+  matmul_panels(both, x.data(), n);
+  expect_products(a, x, n, ya, 0, 70, 1e-5, "passes first");
+  expect_products(b, x, n, yb, 0, 9, 1e-5, "passes second");
 }
 
 }  // namespace
