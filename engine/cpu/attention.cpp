@@ -9,7 +9,9 @@
 #include <limits>
 #include <type_traits>
 
+#include "engine/cpu/cpu_features.h"
 #include "engine/cpu/exp_nonpositive.h"
+#include "engine/cpu/gemm_panel.h"
 #include "engine/cpu/kv_element.h"
 
 namespace kvgate {
@@ -155,18 +157,39 @@ void attend_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
   }
 }
 
+// attend_rows runs on the panel kernel where the CPU has AVX-512 and V's
+// rows are whole vectors (its panels read V in place, 16 lanes at a time).
+bool on_panels(int32_t head_dim) { return head_dim % 16 == 0 && cpu_has_avx512(); }
+
 template <typename E>
 void gather_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
                int32_t hd, GatheredKv& out) {
   const int32_t B = kv.block_size();
   const int64_t off = static_cast<int64_t>(kv_head) * hd;
   out.n_ctx = n_ctx;
-  out.k.resize(static_cast<size_t>(n_ctx) * hd);
-  out.v.resize(out.k.size());
-  for (int32_t p = 0; p < n_ctx; ++p) {
-    cpu::widen_row(kv.k<E>(layer, table[p / B], p % B) + off, &out.k[static_cast<size_t>(p) * hd], hd);
+  out.v.resize(static_cast<size_t>(n_ctx) * hd);
+  for (int32_t p = 0; p < n_ctx; ++p)
     cpu::widen_row(kv.v<E>(layer, table[p / B], p % B) + off, &out.v[static_cast<size_t>(p) * hd], hd);
+  if (!on_panels(hd)) {
+    out.kt_ld = 0;
+    out.k.resize(out.v.size());
+    for (int32_t p = 0; p < n_ctx; ++p)
+      cpu::widen_row(kv.k<E>(layer, table[p / B], p % B) + off, &out.k[static_cast<size_t>(p) * hd], hd);
+    return;
   }
+  // Transposed, a block's positions at a time; the panel kernel reads whole
+  // panels, so the columns past n_ctx are zeros.
+  const int64_t ld = (n_ctx + kPanelTokens - 1) / kPanelTokens * kPanelTokens;
+  out.kt_ld = ld;
+  out.k.resize(static_cast<size_t>(hd * ld));
+  thread_local std::vector<float> row;
+  row.resize(static_cast<size_t>(hd));
+  float* kt = out.k.data();
+  for (int32_t p = 0; p < n_ctx; ++p) {
+    cpu::widen_row(kv.k<E>(layer, table[p / B], p % B) + off, row.data(), hd);
+    for (int32_t d = 0; d < hd; ++d) kt[d * ld + p] = row[static_cast<size_t>(d)];
+  }
+  for (int32_t d = 0; d < hd; ++d) std::fill(kt + d * ld + n_ctx, kt + (d + 1) * ld, 0.0f);
 }
 
 }  // namespace
@@ -194,14 +217,25 @@ void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const Atten
   scratch.scores.resize(static_cast<size_t>(rows) * n_ctx);
   scratch.out.resize(scratch.q.size());
   scratch.sums.resize(static_cast<size_t>(rows));
-  // The group's heads of every token as one matrix, so each product packs
-  // K (or V) once for all of them.
-  for (int32_t i = 0; i < n; ++i)
-    std::copy_n(q + i * row_stride, G * hd, &scratch.q[static_cast<size_t>(i) * G * hd]);
+  // The group's heads of every token as one matrix, so each product reads K
+  // (or V) once for all of them; the scale folded in here, on head_dim
+  // values per row rather than n_ctx scores.
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t j = 0; j < G * hd; ++j) scratch.q[static_cast<size_t>(i) * G * hd + j] = q[i * row_stride + j] * scale;
   float* S = scratch.scores.data();
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n_ctx, hd, scale, scratch.q.data(), hd, kv.k.data(), hd,
-              0.0f, S, n_ctx);
+  const bool panels = kv.kt_ld > 0;
+  // Q (rows x hd) and the scores (rows x n_ctx) as the weight operand of
+  // the panel kernel: f32 rows read in place.
+  const auto as_matrix = [](const float* data, int64_t r, int64_t c) {
+    return Matrix{TensorType::F32, r, c, static_cast<size_t>(c) * 4, reinterpret_cast<const std::byte*>(data)};
+  };
+  if (panels)
+    gemm_panels_avx512(as_matrix(scratch.q.data(), rows, hd), 0, rows, {kv.k.data(), kPanelTokens, kv.kt_ld, n_ctx}, S,
+                       n_ctx, PanelOutput::kByRow);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n_ctx, hd, 1.0f, scratch.q.data(), hd, kv.k.data(), hd,
+                0.0f, S, n_ctx);
   // Causal: token i (position start_pos + i) sees positions 0..start_pos + i.
   for (int32_t r = 0; r < rows; ++r) {
     float* s = S + static_cast<int64_t>(r) * n_ctx;
@@ -209,8 +243,12 @@ void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const Atten
     scratch.sums[static_cast<size_t>(r)] = exp_shifted(s, seen);
     std::fill(s + seen, s + n_ctx, 0.0f);
   }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, n_ctx, 1.0f, S, n_ctx, kv.v.data(), hd, 0.0f,
-              scratch.out.data(), hd);
+  if (panels)
+    gemm_panels_avx512(as_matrix(S, rows, n_ctx), 0, rows, {kv.v.data(), kPanelTokens, hd, hd}, scratch.out.data(), hd,
+                       PanelOutput::kByRow);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hd, n_ctx, 1.0f, S, n_ctx, kv.v.data(), hd, 0.0f,
+                scratch.out.data(), hd);
   // The softmax's division, on the output rows (head_dim values each rather than n_ctx).
   for (int32_t r = 0; r < rows; ++r) {
     const float inv = 1.0f / scratch.sums[static_cast<size_t>(r)];

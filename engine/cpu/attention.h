@@ -28,12 +28,16 @@ void attend(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int
 inline constexpr int32_t kAttendRowsMin = 16;
 
 // K and V of one KV head at positions [0, n_ctx) of one sequence, gathered
-// out of their blocks into contiguous f32 rows (widened from the pool's
-// type): the operands of attend_rows' matrix products. A sequence's prefill
-// is gathered once per layer and KV head, however many chunks then read it.
+// out of their blocks into contiguous f32 (widened from the pool's type):
+// the operands of attend_rows' matrix products. A sequence's prefill is
+// gathered once per layer and KV head, however many chunks then read it.
+// Where the CPU has AVX-512, K is gathered transposed, positions along its
+// rows, so that the panel kernel (gemm_panel.h) reads it as it stands.
 struct GatheredKv {
   int32_t n_ctx = 0;
-  std::vector<float> k, v;  // [n_ctx][head_dim]
+  int64_t kt_ld = 0;        // kt's row length: n_ctx rounded up to whole panels, zero past n_ctx
+  std::vector<float> k;     // [n_ctx][head_dim]; or, on AVX-512, K transposed: [head_dim][kt_ld]
+  std::vector<float> v;     // [n_ctx][head_dim]
 };
 void gather_kv(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
                int32_t head_dim, GatheredKv& out);
@@ -41,8 +45,9 @@ void gather_kv(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
 // attend's math for a run of n consecutive tokens of one sequence, at
 // positions [start_pos, start_pos + n) (kv covers them all), as matrix
 // products over the group's heads together: scores = Q K^T, then a causal
-// softmax, then out = scores V, as sgemm. Row i of q and out holds token i's
-// heads; consecutive rows are `row_stride` floats apart.
+// softmax, then out = scores V, by the AVX-512 panel kernel where the CPU
+// has it, else OpenBLAS sgemm. Row i of q and out holds token i's heads;
+// consecutive rows are `row_stride` floats apart.
 struct AttendRowsScratch {
   std::vector<float> q, scores, out, sums;
 };

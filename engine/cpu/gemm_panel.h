@@ -27,10 +27,26 @@ inline constexpr int64_t kPanelTokens = 48;
 // panel[c * kPanelTokens + t] = x[t][c], the rows past n zero.
 void pack_panel(const float* x, int64_t n, int64_t cols, float* panel);
 
-// y[t * ldy + r] = w_r . x_t for weight rows r in [r0, r1) and the n
-// activation rows packed in `panels` (ceil(n / kPanelTokens) panels of
-// w.cols columns, by pack_panel). AVX-512 only: call where cpu_has_avx512().
-void gemm_panels_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* panels, int64_t n, float* y,
-                        int64_t ldy);
+// n activation rows x_t in panels: lane t's value in column c is
+// data[(t / kPanelTokens) * step + c * ld + t % kPanelTokens]. Packed rows
+// are step = cols * kPanelTokens, ld = kPanelTokens. A matrix that already
+// holds its rows as columns needs no packing: attention's K transposed
+// ([head_dim][positions]: step = kPanelTokens, ld = positions) and V
+// ([positions][head_dim]: step = kPanelTokens, ld = head_dim). Every lane of
+// the last panel is read, even past n (its products are not stored): the
+// memory must be there and hold finite values.
+struct PanelSet {
+  const float* data;
+  int64_t step, ld, n;
+};
+
+// Where dot product w_r . x_t goes: y[t * ldy + r] (a linear layer's
+// [token][feature]) or y[r * ldy + t] (attention's [query][position]).
+enum class PanelOutput { kByLane, kByRow };
+
+// y <- w_r . x_t for weight rows r in [r0, r1) and every lane t < x.n.
+// AVX-512 only: call where cpu_has_avx512().
+void gemm_panels_avx512(const Matrix& w, int64_t r0, int64_t r1, const PanelSet& x, float* y, int64_t ldy,
+                        PanelOutput out);
 
 }  // namespace kvgate

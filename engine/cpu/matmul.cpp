@@ -138,7 +138,8 @@ void matmul_panels(std::span<const MatmulTarget> targets, const float* x, int64_
       const size_t ti = space.target_of(item);
       const MatmulTarget& t = targets[ti];
       const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
-      gemm_panels_avx512(*t.w, r0, r1, panels, nm, t.y + m0 * t.w->rows, t.w->rows);
+      const PanelSet xs{panels, cols * kPanelTokens, kPanelTokens, nm};
+      gemm_panels_avx512(*t.w, r0, r1, xs, t.y + m0 * t.w->rows, t.w->rows, PanelOutput::kByLane);
     }
   }
 }

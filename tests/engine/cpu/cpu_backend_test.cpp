@@ -213,6 +213,7 @@ TEST_P(CpuAttentionDecode, PagedEqualsContiguousReference) {
 // and no other head's columns may be written.
 struct RowsCase {
   int32_t start_pos, n, group, block_size;
+  int32_t head_dim = 16;  // 64: the 110M model's, V in panels of 48 + 16; 8: not whole vectors, sgemm
 };
 
 // Tolerance: |q.k / sqrt(d)| is O(3) for N(0, 1) entries and each output is
@@ -225,8 +226,8 @@ constexpr double kRowsTolerance = 1e-5;
 
 void check_attend_rows(KvType type, const RowsCase& c, uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "start_pos " << c.start_pos << " n " << c.n << " group " << c.group
-                                    << " block " << c.block_size);
-  const int32_t layers = 2, kv_heads = 2, hd = 16, G = c.group, B = c.block_size, layer = 1;
+                                    << " block " << c.block_size << " head_dim " << c.head_dim);
+  const int32_t layers = 2, kv_heads = 2, hd = c.head_dim, G = c.group, B = c.block_size, layer = 1;
   // Positions past the run (a later chunk's, in the backend) are in the pool
   // and gathered too; the run must not see them.
   const int32_t later = 5;
@@ -288,8 +289,8 @@ void check_attend_rows(KvType type, const RowsCase& c, uint32_t seed) {
       }
     }
   }
-  std::printf("[ attend_rows %s start %3d n %3d group %d B %2d: max |diff| vs f64 %.2g ]\n",
-              std::string(kv_type_name(type)).c_str(), c.start_pos, c.n, G, B, worst);
+  std::printf("[ attend_rows %s start %3d n %3d group %d B %2d head_dim %2d: max |diff| vs f64 %.2g ]\n",
+              std::string(kv_type_name(type)).c_str(), c.start_pos, c.n, G, B, hd, worst);
 }
 
 TEST_P(CpuAttention, AttendRowsEqualsFloat64CausalReference) {
@@ -300,6 +301,7 @@ TEST_P(CpuAttention, AttendRowsEqualsFloat64CausalReference) {
       {0, 2, 1, 16},     {0, 16, 1, 16},    {0, 63, 4, 16},  {0, 64, 4, 16},   {0, 65, 1, 16},
       {5, 16, 4, 16},    {5, 64, 1, 16},    {13, 70, 4, 16}, {37, 6, 2, 16},   {64, 64, 4, 16},
       {100, 130, 2, 16}, {3, 40, 3, 4},     {6, 64, 1, 4},   {1, 65, 4, 4},    {127, 17, 2, 32},
+      {200, 64, 3, 16, 64}, {0, 50, 3, 16, 64}, {30, 20, 2, 16, 8},
   };
   uint32_t seed = 11;
   for (const RowsCase& c : cases) {

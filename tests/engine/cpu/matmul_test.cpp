@@ -188,8 +188,9 @@ TEST(GemmPanel, EveryTypeMatchesTheReference) {
         pack_panel(x.data() + p * kPanelTokens * cols, std::min(kPanelTokens, n - p * kPanelTokens), cols,
                    panels.data() + p * kPanelTokens * cols);
       std::vector<float> y(static_cast<size_t>(n * ldy), -1.0f);
-      gemm_panels_avx512(w.m, 0, 24, panels.data(), n, y.data(), ldy);
-      gemm_panels_avx512(w.m, 24, rows, panels.data(), n, y.data(), ldy);
+      const PanelSet xs{panels.data(), cols * kPanelTokens, kPanelTokens, n};
+      gemm_panels_avx512(w.m, 0, 24, xs, y.data(), ldy, PanelOutput::kByLane);
+      gemm_panels_avx512(w.m, 24, rows, xs, y.data(), ldy, PanelOutput::kByLane);
       std::vector<float> packed(static_cast<size_t>(n * rows));
       for (int64_t t = 0; t < n; ++t) {
         for (int64_t r = 0; r < rows; ++r) packed[t * rows + r] = y[t * ldy + r];
@@ -197,6 +198,29 @@ TEST(GemmPanel, EveryTypeMatchesTheReference) {
       }
       expect_products(w, x, n, packed, 0, rows, 1e-5, std::string("panels ") + name(type) + " n=" + std::to_string(n));
     }
+  }
+}
+
+// Attention's use: x already stored by column (K transposed: lane t of
+// column c at xt[c * ld + t], no packing), y by weight row.
+TEST(GemmPanel, UnpackedColumnsIntoRowsMatchTheReference) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
+  const int64_t rows = 19, cols = 64;
+  const StoredMatrix w = make_matrix(TensorType::F32, rows, cols, 51);
+  for (int64_t n : {5, 48, 100}) {
+    const int64_t ld = (n + kPanelTokens - 1) / kPanelTokens * kPanelTokens, ldy = n + 3;
+    const auto x = make_activations(n, cols, static_cast<uint32_t>(500 + n));
+    std::vector<float> xt(static_cast<size_t>(cols * ld), 0.0f);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t c = 0; c < cols; ++c) xt[c * ld + t] = x[t * cols + c];
+    std::vector<float> y(static_cast<size_t>(rows * ldy), -1.0f);
+    gemm_panels_avx512(w.m, 0, rows, {xt.data(), kPanelTokens, ld, n}, y.data(), ldy, PanelOutput::kByRow);
+    std::vector<float> by_lane(static_cast<size_t>(n * rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t t = 0; t < n; ++t) by_lane[t * rows + r] = y[r * ldy + t];
+      for (int64_t t = n; t < ldy; ++t) EXPECT_EQ(y[r * ldy + t], -1.0f) << "written past n, r=" << r;
+    }
+    expect_products(w, x, n, by_lane, 0, rows, 1e-5, "by row n=" + std::to_string(n));
   }
 }
 
