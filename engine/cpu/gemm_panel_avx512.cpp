@@ -42,17 +42,48 @@ inline void panel_tile(const float* const* w, const float* panel, int64_t ld, in
     for (int v = 0; v < V; ++v) _mm512_storeu_ps(&out[r][16 * v], acc[r][v]);
 }
 
+// r[i] <- column i of the 16 x 16 block whose row i was r[i].
+inline void transpose16(__m512 (&r)[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {  // pairs of rows, interleaved within 128-bit lanes
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int g = 0; g < 16; g += 4) {  // u[g + k], lane m: rows g..g+3 of column k + 4m
+    const __m512d a = _mm512_castps_pd(t[g]), b = _mm512_castps_pd(t[g + 1]);
+    const __m512d c = _mm512_castps_pd(t[g + 2]), d = _mm512_castps_pd(t[g + 3]);
+    u[g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (int k = 0; k < 4; ++k) {  // gather lane m of the four row groups
+    const __m512 even_lo = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88);
+    const __m512 even_hi = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88);
+    const __m512 odd_lo = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xDD);
+    const __m512 odd_hi = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xDD);
+    r[k] = _mm512_shuffle_f32x4(even_lo, even_hi, 0x88);
+    r[k + 8] = _mm512_shuffle_f32x4(even_lo, even_hi, 0xDD);
+    r[k + 4] = _mm512_shuffle_f32x4(odd_lo, odd_hi, 0x88);
+    r[k + 12] = _mm512_shuffle_f32x4(odd_lo, odd_hi, 0xDD);
+  }
+}
+
 }  // namespace
 
 void pack_panel(const float* x, int64_t n, int64_t cols, float* panel) {
-  for (int64_t t = 0; t < kP; ++t) {
-    if (t < n) {
-      const float* src = x + t * cols;
-      for (int64_t c = 0; c < cols; ++c) panel[c * kP + t] = src[c];
-    } else {
-      for (int64_t c = 0; c < cols; ++c) panel[c * kP + t] = 0.0f;
+  // 16 rows x 16 columns at a time, transposed in registers; the columns
+  // past the last whole 16 one by one.
+  int64_t c = 0;
+  for (; c + 16 <= cols; c += 16)
+    for (int64_t t0 = 0; t0 < kP; t0 += 16) {
+      __m512 r[16];
+      for (int i = 0; i < 16; ++i) r[i] = t0 + i < n ? _mm512_loadu_ps(x + (t0 + i) * cols + c) : _mm512_setzero_ps();
+      transpose16(r);
+      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(panel + (c + i) * kP + t0, r[i]);
     }
-  }
+  for (; c < cols; ++c)
+    for (int64_t t = 0; t < kP; ++t) panel[c * kP + t] = t < n ? x[t * cols + c] : 0.0f;
 }
 
 void gemm_panels_avx512(const Matrix& w, int64_t r0, int64_t r1, const PanelSet& x, float* y, int64_t ldy,

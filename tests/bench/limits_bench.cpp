@@ -10,6 +10,7 @@ int main() {
   std::printf("| limit | measured |\n|---|---:|\n");
   std::printf("| STREAM copy bandwidth (2 x 256 MiB, read + write bytes) | %.1f GB/s |\n", measure_copy_bandwidth_gbps());
   std::printf("| read bandwidth (sum of 256 MiB) | %.1f GB/s |\n", measure_read_bandwidth_gbps());
+  std::printf("| FMA peak (%s, register-only, every thread) | %.1f GFLOP/s |\n", fma_peak_width(), measure_fma_peak_gflops());
   std::printf("| OpenBLAS sgemm peak (best of 512^3, 1024^3, 2048^3) | %.1f GFLOP/s |\n", measure_sgemm_peak_gflops());
   // Shapes of a 110M Llama (dim 768, FFN 2048): a 512-token prefill chunk,
   // and batched decode, where the weights are read for few rows.

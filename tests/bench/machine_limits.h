@@ -21,6 +21,16 @@ double measure_sgemm_gflops(int m, int n, int k);
 // The compute ceiling: the best of sgemm at 512^3, 1024^3 and 2048^3.
 double measure_sgemm_peak_gflops();
 
+// The FMA units' ceiling: every OpenMP thread runs independent fused
+// multiply-adds in registers, on the widest vectors the CPU has (AVX-512
+// where cpu_has_avx512(), else AVX2), 2 FLOPs per lane. No GEMM reaches it;
+// it is the figure a kernel's GFLOP/s is read against where a library's
+// sgemm does not use the whole width (OpenBLAS's AVX2 kernel on a CPU with
+// full-width AVX-512).
+double measure_fma_peak_gflops();
+// "AVX-512" or "AVX2": the width measure_fma_peak_gflops used.
+const char* fma_peak_width();
+
 // One line: CPU model, cores, OpenMP threads, memory, OpenBLAS build and threads.
 std::string machine_summary();
 

@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
   const auto [shared, models_dir] = bench_dirs(argc, argv);
 
   std::printf("# Prefix cache\n\n%s\n\n", machine_summary().c_str());
-  const double sgemm = measure_sgemm_peak_gflops();
+  const double sgemm = measure_sgemm_peak_gflops(), fma = measure_fma_peak_gflops();
   auto model = Model::load(bench_model_110m(models_dir, shared, TensorType::F32));
   const ModelConfig& c = model->config();
   auto t0 = Clock::now();
@@ -113,9 +113,11 @@ int main(int argc, char** argv) {
   t0 = Clock::now();
   (void)model_fingerprint(*model, KvLayout{KvType::kF32});
   const double fp_warm_s = seconds_since(t0);
-  std::printf("Model: ~110M f32 (%d layers, dim %d, %d/%d heads, context %d); OpenBLAS sgemm peak %.1f GFLOP/s. "
-              "Model fingerprint (once per load): %.0f ms first, %.0f ms with the file in the page cache.\n\n",
-              c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.context_length, sgemm, fp_s * 1e3, fp_warm_s * 1e3);
+  std::printf("Model: ~110M f32 (%d layers, dim %d, %d/%d heads, context %d); OpenBLAS sgemm peak %.1f GFLOP/s, "
+              "FMA peak (%s) %.1f GFLOP/s. Model fingerprint (once per load): %.0f ms first, %.0f ms with the file in "
+              "the page cache.\n\n",
+              c.n_layers, c.dim, c.n_heads, c.n_kv_heads, c.context_length, sgemm, fma_peak_width(), fma, fp_s * 1e3,
+              fp_warm_s * 1e3);
 
   // Room for a few 2,048-token requests' blocks; LRU keeps the shared prefix.
   BackendOptions bo;
