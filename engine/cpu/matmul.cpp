@@ -163,13 +163,20 @@ void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t 
 }
 
 int64_t many_rows_min(TensorType type) {
-  // Where sgemm (widening included) caught up with the tiles on the 110M
-  // model's linear layers, one thread, measured in CPU time (docs/
-  // benchmarks.md, "crossover"). AVX-512's 3x8 tile holds out to 128 rows
-  // for f32 and 256 for the types it widens in registers (sgemm has to
-  // widen them in memory first); AVX2's 2x4 tile only to 16.
+  // Where the many-rows path caught up with the tiles on the 110M model's
+  // linear layers, 2 threads (docs/benchmarks.md, "crossover"). The AVX-512
+  // panels (Zen 5, 2026-12-05): f32 from 16 rows (126 against 106 GFLOP/s),
+  // Q8_0 from 32 (161 / 114: the tile widens Q8_0 in memory too), F16 and
+  // BF16 from 48 (156 / 143; the tile widens them in registers, free at 32).
+  // sgemm without AVX-512 (Zen 4 with the AVX2 tile): from 16.
   if (!cpu_has_avx512()) return 16;
-  return type == TensorType::F32 ? 128 : 256;
+  switch (type) {
+    case TensorType::F32: return 16;
+    case TensorType::Q8_0: return 32;
+    case TensorType::F16:
+    case TensorType::BF16: return 48;
+  }
+  return 48;
 }
 
 }  // namespace kvgate
