@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine/cpu/cpu_features.h"
 #include "engine/cpu/gemm_tile.h"
 #include "engine/cpu/tile_driver.h"
 #include "engine/model/float_convert.h"
@@ -160,13 +161,7 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
   }
 }
 
-void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y) {
-  switch (w.type) {
-    case TensorType::F32: return gemv<LoadF32>(w, r0, r1, x, y);
-    case TensorType::F16: return gemv<LoadF16>(w, r0, r1, x, y);
-    case TensorType::BF16: return gemv<LoadBF16>(w, r0, r1, x, y);
-    case TensorType::Q8_0: break;
-  }
+void gemv_q8_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y) {
   const int64_t blocks = w.cols / kQ8_0Block;
   for (int64_t r = r0; r < r1; ++r) {
     const auto* row = reinterpret_cast<const BlockQ8_0*>(w.row(r));
@@ -181,6 +176,19 @@ void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const Qu
                          acc[0]);
     y[r] = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
   }
+}
+
+void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y) {
+  switch (w.type) {
+    case TensorType::F32: return gemv<LoadF32>(w, r0, r1, x, y);
+    case TensorType::F16: return gemv<LoadF16>(w, r0, r1, x, y);
+    case TensorType::BF16: return gemv<LoadBF16>(w, r0, r1, x, y);
+    case TensorType::Q8_0: break;
+  }
+  if (cpu_has_avx512())
+    gemv_q8_avx512(w, r0, r1, xq, y);
+  else
+    gemv_q8_avx2(w, r0, r1, xq, y);
 }
 
 }  // namespace kvgate

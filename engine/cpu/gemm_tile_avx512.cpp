@@ -120,7 +120,54 @@ void rows_for(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n
     rows<L, kTileRows>(w, r0, r1, x, n, y);
 }
 
+// 64 int8 products of |w| (unsigned) and x with w's sign (signed), summed
+// four at a time into 16 int32 lanes: lanes 0-7 are the first 32-value
+// block's, 8-15 the second's. x is in [-127, 127], so negating it fits.
+inline __m512i dot_q8_pair(const BlockQ8_0& b0, const BlockQ8_0& b1, const int8_t* xq) {
+  const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0.q))),
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1.q)), 1);
+  const __m512i x = _mm512_loadu_si512(xq);
+  const __m512i sx = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), sx);
+}
+
+// Both blocks' scales (weight's times activation's), each across its 8 lanes.
+inline __m512 pair_scale(const BlockQ8_0& b0, const BlockQ8_0& b1, const float* xs) {
+  return _mm512_insertf32x8(_mm512_set1_ps(_cvtsh_ss(b0.scale_f16) * xs[0]),
+                            _mm256_set1_ps(_cvtsh_ss(b1.scale_f16) * xs[1]), 1);
+}
+
 }  // namespace
+
+void gemv_q8_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y) {
+  const int64_t blocks = w.cols / kQ8_0Block;
+  const int8_t* xv = xq.q.data();
+  const float* xs = xq.scale.data();
+  for (int64_t r = r0; r < r1; ++r) {
+    const auto* row = reinterpret_cast<const BlockQ8_0*>(w.row(r));
+    // Two accumulators, four blocks a round: the FMA's latency is hidden.
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    int64_t b = 0;
+    for (; b + 4 <= blocks; b += 4) {
+      const __m512i d0 = dot_q8_pair(row[b], row[b + 1], xv + b * kQ8_0Block);
+      const __m512i d1 = dot_q8_pair(row[b + 2], row[b + 3], xv + (b + 2) * kQ8_0Block);
+      acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scale(row[b], row[b + 1], xs + b), acc0);
+      acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), pair_scale(row[b + 2], row[b + 3], xs + b + 2), acc1);
+    }
+    for (; b + 2 <= blocks; b += 2)
+      acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot_q8_pair(row[b], row[b + 1], xv + b * kQ8_0Block)),
+                             pair_scale(row[b], row[b + 1], xs + b), acc0);
+    float sum = hsum(_mm512_add_ps(acc0, acc1));
+    if (b < blocks) {  // an odd last block, in 256-bit registers
+      const __m256i wb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[b].q));
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + b * kQ8_0Block));
+      const __m256i sx = _mm256_mask_sub_epi8(x, _mm256_movepi8_mask(wb), _mm256_setzero_si256(), x);
+      const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wb), sx);
+      sum += hsum(_mm256_cvtepi32_ps(d)) * _cvtsh_ss(row[b].scale_f16) * xs[b];
+    }
+    y[r] = sum;
+  }
+}
 
 void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   switch (w.type) {

@@ -146,16 +146,21 @@ TEST(GemmTile, ARangeWritesOnlyItsRows) {
 // Batch 1 over Q8_0 quantizes the activations too (as llama.cpp does): the
 // error is that of an int8 x, about 1/254 of each |w_i x_i| at worst.
 TEST(GemmTile, Q8_0DecodeIsCloseToTheReference) {
-  {
-    const StoredMatrix w = make_matrix(TensorType::Q8_0, 37, 256, 11);
-    const auto x = make_activations(1, 256, 12);
-    QuantizedRow xq;
-    quantize_row_q8(x.data(), 256, xq);
-    std::vector<float> y(37, NAN);
-    gemv_rows(w.m, 0, 20, x.data(), xq, y.data());
-    gemv_rows(w.m, 20, 37, x.data(), xq, y.data());
-    expect_products(w, x, 1, y, 0, 37, 1.0 / 200, "q8_0 gemv");
-  }
+  using Gemv = decltype(&gemv_q8_avx2);
+  std::vector<std::pair<const char*, Gemv>> kernels{{"avx2", gemv_q8_avx2}};
+  if (cpu_has_avx512()) kernels.emplace_back("avx512", gemv_q8_avx512);
+  // 1, 3, 7 and 8 blocks: the AVX-512 kernel's rounds of four, pairs and odd last block.
+  for (int64_t cols : {32, 96, 224, 256})
+    for (const auto& [kname, gemv] : kernels) {
+      const StoredMatrix w = make_matrix(TensorType::Q8_0, 37, cols, 11);
+      const auto x = make_activations(1, cols, 12);
+      QuantizedRow xq;
+      quantize_row_q8(x.data(), cols, xq);
+      std::vector<float> y(37, NAN);
+      gemv(w.m, 0, 20, xq, y.data());
+      gemv(w.m, 20, 37, xq, y.data());
+      expect_products(w, x, 1, y, 0, 37, 1.0 / 200, std::string("q8_0 gemv ") + kname + " cols=" + std::to_string(cols));
+    }
 }
 
 TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
