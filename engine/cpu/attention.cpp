@@ -177,8 +177,8 @@ void gather_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
       cpu::widen_row(kv.k<E>(layer, table[p / B], p % B) + off, &out.k[static_cast<size_t>(p) * hd], hd);
     return;
   }
-  // Transposed, a block's positions at a time; the panel kernel reads whole
-  // panels, so the columns past n_ctx are zeros.
+  // Transposed, one position (a column of kt) at a time; the panel kernel
+  // reads whole panels, so the columns past n_ctx are zeros.
   const int64_t ld = (n_ctx + kPanelTokens - 1) / kPanelTokens * kPanelTokens;
   out.kt_ld = ld;
   out.k.resize(static_cast<size_t>(hd * ld));

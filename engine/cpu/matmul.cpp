@@ -168,7 +168,9 @@ int64_t many_rows_min(TensorType type) {
   // panels (Zen 5, 2026-12-05): f32 from 16 rows (126 against 106 GFLOP/s),
   // Q8_0 from 32 (161 / 114: the tile widens Q8_0 in memory too), F16 and
   // BF16 from 48 (156 / 143; the tile widens them in registers, free at 32).
-  // sgemm without AVX-512 (Zen 4 with the AVX2 tile): from 16.
+  // Without AVX-512, sgemm overtook the AVX2 2x4 tile at 16 (Zen 4,
+  // KVGATE_NO_AVX512=1). Zen 4's half-rate AVX-512 has not been measured
+  // against the panels: its crossovers may differ.
   if (!cpu_has_avx512()) return 16;
   switch (type) {
     case TensorType::F32: return 16;
