@@ -259,6 +259,19 @@ TEST(Matmul, EveryTypeMatchesTheReferenceOnBothPaths) {
   }
 }
 
+// The many-rows path of CPUs without AVX-512, called directly so that it is
+// checked on every CPU (matmul takes the panels where there is AVX-512).
+TEST(Matmul, SgemmMatchesTheReferenceForEveryType) {
+  for (TensorType type : kTypes) {
+    const int64_t cols = 256, n = 40;
+    const StoredMatrix w = make_matrix(type, 70, cols, 61);
+    const auto x = make_activations(n, cols, 62);
+    std::vector<float> y(static_cast<size_t>(n * 70), NAN);
+    matmul_sgemm(w.m, x.data(), n, y.data());
+    expect_products(w, x, n, y, 0, 70, 1e-5, std::string("sgemm ") + name(type));
+  }
+}
+
 // Wide rows split a long batch into several passes of panels (2,048
 // columns: two panels a pass, so 200 rows are passes of 96, 96 and 8); each
 // pass writes its own rows of y.
