@@ -41,10 +41,11 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols 
 // four accumulators. On Zen 4 one sequential stream per thread reached
 // about twice the bandwidth of rows read side by side, and these AVX2 loads
 // beat an AVX-512 build of the same loop (measured, docs/benchmarks.md), so
-// there is one build. Q8_0 rows use xq, x quantized by quantize_row_q8.
-// Q8_0 rows go to gemv_q8_avx512 where the CPU has AVX-512 (VNNI's
-// vpdpbusd sums four int8 products a lane, two blocks a register: Q8_0 at
-// batch 1 is bound by these instructions, not by the bytes it reads).
+// F32, F16 and BF16 rows have one build. Q8_0 rows use xq, x quantized by
+// quantize_row_q8, and have two: gemv_q8_avx512 where the CPU has AVX-512
+// (VNNI's vpdpbusd sums four int8 products a lane, two blocks a register:
+// Q8_0 at batch 1 is bound by these instructions more than by its bytes),
+// else gemv_q8_avx2.
 void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y);
 void gemv_q8_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
 void gemv_q8_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);

@@ -120,12 +120,13 @@ void rows_for(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n
     rows<L, kTileRows>(w, r0, r1, x, n, y);
 }
 
+inline __m256i load_q8(const BlockQ8_0& b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.q)); }
+
 // 64 int8 products of |w| (unsigned) and x with w's sign (signed), summed
 // four at a time into 16 int32 lanes: lanes 0-7 are the first 32-value
 // block's, 8-15 the second's. x is in [-127, 127], so negating it fits.
 inline __m512i dot_q8_pair(const BlockQ8_0& b0, const BlockQ8_0& b1, const int8_t* xq) {
-  const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0.q))),
-                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1.q)), 1);
+  const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load_q8(b0)), load_q8(b1), 1);
   const __m512i x = _mm512_loadu_si512(xq);
   const __m512i sx = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), sx);
@@ -159,7 +160,7 @@ void gemv_q8_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow&
                              pair_scale(row[b], row[b + 1], xs + b), acc0);
     float sum = hsum(_mm512_add_ps(acc0, acc1));
     if (b < blocks) {  // an odd last block, in 256-bit registers
-      const __m256i wb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[b].q));
+      const __m256i wb = load_q8(row[b]);
       const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xv + b * kQ8_0Block));
       const __m256i sx = _mm256_mask_sub_epi8(x, _mm256_movepi8_mask(wb), _mm256_setzero_si256(), x);
       const __m256i d = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(wb), sx);
