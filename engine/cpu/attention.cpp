@@ -177,19 +177,31 @@ void gather_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
       cpu::widen_row(kv.k<E>(layer, table[p / B], p % B) + off, &out.k[static_cast<size_t>(p) * hd], hd);
     return;
   }
-  // Transposed, one position (a column of kt) at a time; the panel kernel
-  // reads whole panels, so the columns past n_ctx are zeros.
+  // Transposed 16 positions at a time (the block's slots, widened first
+  // unless already f32), in registers; the panel kernel reads whole panels,
+  // so the columns past n_ctx are zeros.
   const int64_t ld = (n_ctx + kPanelTokens - 1) / kPanelTokens * kPanelTokens;
   out.kt_ld = ld;
   out.k.resize(static_cast<size_t>(hd * ld));
-  thread_local std::vector<float> row;
-  row.resize(static_cast<size_t>(hd));
+  thread_local std::vector<float> wide;
+  wide.resize(static_cast<size_t>(16 * hd));
   float* kt = out.k.data();
-  for (int32_t p = 0; p < n_ctx; ++p) {
-    cpu::widen_row(kv.k<E>(layer, table[p / B], p % B) + off, row.data(), hd);
-    for (int32_t d = 0; d < hd; ++d) kt[d * ld + p] = row[static_cast<size_t>(d)];
+  int32_t p0 = 0;
+  for (; p0 < n_ctx; p0 += 16) {
+    const int32_t n = std::min(16, n_ctx - p0);
+    const float* rows[16];
+    for (int32_t i = 0; i < n; ++i) {
+      const E* k = kv.k<E>(layer, table[(p0 + i) / B], (p0 + i) % B) + off;
+      if constexpr (std::is_same_v<E, float>) {
+        rows[i] = k;
+      } else {
+        cpu::widen_row(k, &wide[static_cast<size_t>(i) * hd], hd);
+        rows[i] = &wide[static_cast<size_t>(i) * hd];
+      }
+    }
+    transpose_rows_avx512(rows, n, hd, kt + p0, ld);
   }
-  for (int32_t d = 0; d < hd; ++d) std::fill(kt + d * ld + n_ctx, kt + (d + 1) * ld, 0.0f);
+  for (int32_t d = 0; d < hd; ++d) std::fill(kt + d * ld + p0, kt + (d + 1) * ld, 0.0f);
 }
 
 }  // namespace

@@ -27,6 +27,12 @@ inline constexpr int64_t kPanelTokens = 48;
 // panel[c * kPanelTokens + t] = x[t][c], the rows past n zero.
 void pack_panel(const float* x, int64_t n, int64_t cols, float* panel);
 
+// dst[c * ld + i] <- rows[i][c] for i < 16 and c < cols (a multiple of
+// 16), zero for i >= n: up to 16 rows written as 16 consecutive lanes of
+// every column, the layout PanelSet reads. Attention gathers K transposed
+// this way, one block of positions at a time. AVX-512 only.
+void transpose_rows_avx512(const float* const* rows, int64_t n, int64_t cols, float* dst, int64_t ld);
+
 // n activation rows x_t in panels: lane t's value in column c is
 // data[(t / kPanelTokens) * step + c * ld + t % kPanelTokens]. Packed rows
 // are step = cols * kPanelTokens, ld = kPanelTokens. A matrix that already

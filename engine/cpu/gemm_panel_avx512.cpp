@@ -3,6 +3,8 @@
 // tile_driver.h): the linker would keep this file's copy for every caller.
 #include <immintrin.h>
 
+#include <cassert>
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // as in gemm_tile_avx512.cpp
 #endif
@@ -84,6 +86,16 @@ void pack_panel(const float* x, int64_t n, int64_t cols, float* panel) {
     }
   for (; c < cols; ++c)
     for (int64_t t = 0; t < kP; ++t) panel[c * kP + t] = t < n ? x[t * cols + c] : 0.0f;
+}
+
+void transpose_rows_avx512(const float* const* rows, int64_t n, int64_t cols, float* dst, int64_t ld) {
+  assert(n <= 16 && cols % 16 == 0);
+  for (int64_t c = 0; c < cols; c += 16) {
+    __m512 r[16];
+    for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_loadu_ps(rows[i] + c) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + (c + i) * ld, r[i]);
+  }
 }
 
 void gemm_panels_avx512(const Matrix& w, int64_t r0, int64_t r1, const PanelSet& x, float* y, int64_t ldy,

@@ -232,12 +232,33 @@ TEST(GemmPanel, UnpackedColumnsIntoRowsMatchTheReference) {
 // pack_panel zero-fills the rows past n: the kernel's padded lanes compute
 // on zeros, not on whatever the buffer held.
 TEST(GemmPanel, PackingZeroesTheRowsPastN) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
   const auto x = make_activations(5, 3, 1);
   std::vector<float> panel(static_cast<size_t>(3 * kPanelTokens), NAN);
   pack_panel(x.data(), 5, 3, panel.data());
   for (int64_t c = 0; c < 3; ++c)
     for (int64_t t = 0; t < kPanelTokens; ++t)
       EXPECT_EQ(panel[c * kPanelTokens + t], t < 5 ? x[t * 3 + c] : 0.0f) << "c=" << c << " t=" << t;
+}
+
+// transpose_rows writes up to 16 rows as lanes of each column (attention's
+// K gathered transposed): every column of a multiple of 16, lanes past n
+// zero, nothing past the 16th lane touched.
+TEST(GemmPanel, TransposedRowsAreLanesOfEachColumn) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
+  const int64_t cols = 48, ld = 21;
+  const auto x = make_activations(16, cols, 7);
+  for (int64_t n : {1, 5, 15, 16}) {
+    const float* rows[16];
+    for (int64_t i = 0; i < n; ++i) rows[i] = x.data() + i * cols;
+    std::vector<float> dst(static_cast<size_t>(cols * ld), NAN);
+    transpose_rows_avx512(rows, n, cols, dst.data(), ld);
+    for (int64_t c = 0; c < cols; ++c) {
+      for (int64_t i = 0; i < 16; ++i)
+        EXPECT_EQ(dst[c * ld + i], i < n ? x[i * cols + c] : 0.0f) << "n=" << n << " c=" << c << " i=" << i;
+      for (int64_t i = 16; i < ld; ++i) EXPECT_TRUE(std::isnan(dst[c * ld + i])) << "written past lane 16, c=" << c;
+    }
+  }
 }
 
 // matmul and matmul_many as the backend calls them, on both sides of the
