@@ -1,6 +1,10 @@
 #include "engine/cpu/rowwise.h"
 
+#include <immintrin.h>
+
 #include <cmath>
+
+#include "engine/cpu/exp_nonpositive.h"
 
 namespace kvgate {
 
@@ -38,10 +42,23 @@ void RopeTable::apply(float* x, int32_t pos, int32_t n_heads, int32_t head_dim) 
   }
 }
 
+// silu(g) = g sigmoid(g), the sigmoid from e = exp(-|g|) <= 1, which never
+// overflows: 1 / (1 + e) for g >= 0, e / (1 + e) below. Eight at a time,
+// the tail by the scalar form of the same operations (exp_nonpositive.h),
+// so a value's result does not depend on where the row's tail falls.
 void swiglu(float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+  const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i);
+    const __m256 e = cpu::exp_nonpositive8(_mm256_or_ps(g, sign));
+    const __m256 sigmoid = _mm256_div_ps(_mm256_blendv_ps(one, e, g), _mm256_add_ps(one, e));  // g's sign picks e
+    _mm256_storeu_ps(gate + i, _mm256_mul_ps(_mm256_mul_ps(g, sigmoid), _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) {
+    const float g = gate[i], e = cpu::exp_nonpositive1(-std::fabs(g));
+    const float sigmoid = (std::signbit(g) ? e : 1.0f) / (1.0f + e);
+    gate[i] = g * sigmoid * up[i];
   }
 }
 
