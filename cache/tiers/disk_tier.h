@@ -74,7 +74,7 @@ struct WriteOptions;
 namespace kvgate::cache {
 
 namespace detail {
-struct DiskDb;  // the database and its column families (disk_tier.cpp)
+struct DiskDb;  // the database and its column families (disk_db.h)
 }
 
 struct DiskTierOptions {
