@@ -73,21 +73,6 @@ inline void transpose16(__m512 (&r)[16]) {
 
 }  // namespace
 
-void pack_panel(const float* x, int64_t n, int64_t cols, float* panel) {
-  // 16 rows x 16 columns at a time, transposed in registers; the columns
-  // past the last whole 16 one by one.
-  int64_t c = 0;
-  for (; c + 16 <= cols; c += 16)
-    for (int64_t t0 = 0; t0 < kP; t0 += 16) {
-      __m512 r[16];
-      for (int i = 0; i < 16; ++i) r[i] = t0 + i < n ? _mm512_loadu_ps(x + (t0 + i) * cols + c) : _mm512_setzero_ps();
-      transpose16(r);
-      for (int i = 0; i < 16; ++i) _mm512_storeu_ps(panel + (c + i) * kP + t0, r[i]);
-    }
-  for (; c < cols; ++c)
-    for (int64_t t = 0; t < kP; ++t) panel[c * kP + t] = t < n ? x[t * cols + c] : 0.0f;
-}
-
 void transpose_rows_avx512(const float* const* rows, int64_t n, int64_t cols, float* dst, int64_t ld) {
   assert(n <= 16 && cols % 16 == 0);
   for (int64_t c = 0; c < cols; c += 16) {
@@ -96,6 +81,20 @@ void transpose_rows_avx512(const float* const* rows, int64_t n, int64_t cols, fl
     transpose16(r);
     for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + (c + i) * ld, r[i]);
   }
+}
+
+void pack_panel(const float* x, int64_t n, int64_t cols, float* panel) {
+  // The whole 16-column groups 16 rows at a time, transposed in registers;
+  // the columns past them one by one.
+  const int64_t whole = cols / 16 * 16;
+  for (int64_t t0 = 0; t0 < kP; t0 += 16) {
+    const int64_t rows_here = n - t0 < 0 ? 0 : n - t0 > 16 ? 16 : n - t0;
+    const float* rows[16];
+    for (int64_t i = 0; i < rows_here; ++i) rows[i] = x + (t0 + i) * cols;
+    transpose_rows_avx512(rows, rows_here, whole, panel + t0, kP);
+  }
+  for (int64_t c = whole; c < cols; ++c)
+    for (int64_t t = 0; t < kP; ++t) panel[c * kP + t] = t < n ? x[t * cols + c] : 0.0f;
 }
 
 void gemm_panels_avx512(const Matrix& w, int64_t r0, int64_t r1, const PanelSet& x, float* y, int64_t ldy,
