@@ -35,6 +35,10 @@ struct BackendOptions {
   // pool gets what is left of that share after the weights and workspace,
   // capped by kv_budget_bytes when that is set too. 0: kv_budget_bytes alone.
   double memory_utilization = 0;
+  // A device backend replays decode-only steps as captured graphs (CUDA
+  // graphs), one per padded batch size, instead of launching each kernel
+  // from the host. Off: every step launches its kernels (for comparison).
+  bool device_graphs = true;
 };
 
 class Backend {

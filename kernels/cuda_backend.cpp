@@ -13,6 +13,18 @@
 // then logits = (rmsnorm(x) * output_norm) Wout^T for the rows that want
 // them (the norm gathers them), copied back through pinned memory.
 //
+// RMSNorm and SwiGLU write their rows in the type the next GEMM reads (the
+// weights' f16 or bf16), so no step narrows them in a pass of its own.
+//
+// A decode-only step of at most kMaxGraphRows rows is padded to the next
+// bucket (1, 2, 4, ... 128 rows) and replayed as a CUDA graph captured for
+// that bucket: a layer is some ten kernels, and at small batch launching
+// them one by one from the host takes longer than running them. A bucket's
+// first step runs eagerly (cuBLASLt picks its algorithms, buffers reach
+// their size), its second is captured, every later one replays. A graph
+// holds the addresses it was captured with, so it is captured again if any
+// buffer it touches has moved (GraphPointers).
+//
 // Everything runs on one compute stream, synchronized once per step when
 // the logits come back; block copies to and from the host run on their own
 // stream (block_transfer.h). After a device fault (a sticky CUDA error) the
@@ -26,6 +38,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -66,7 +79,84 @@ using namespace kvgate::cuda;
 // so the KV pool does not take what the first steps need (the scheduler's
 // default step budget); larger steps grow it.
 constexpr int64_t kReservedRows = 512;
-constexpr int64_t kReservedLogitRows = 64;
+constexpr int64_t kMaxGraphRows = 128;
+constexpr int64_t kReservedLogitRows = kMaxGraphRows;
+
+// The rows a decode step of n rows is padded to for its graph.
+int64_t graph_bucket(int64_t n) {
+  int64_t b = 1;
+  while (b < n) b *= 2;
+  return b;
+}
+
+// Every device address a captured step reads or writes outside the weights
+// and the pool, which do not move.
+struct GraphPointers {
+  std::vector<const void*> p;
+  bool operator==(const GraphPointers&) const = default;
+};
+
+class GraphExec {
+ public:
+  GraphExec() = default;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec() { reset(); }
+  void reset() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+  // Captures what `queue` puts on `s` (which runs nothing while capturing)
+  // and instantiates it. Capture is thread-local: the tiers' mover thread
+  // may copy blocks on its own stream meanwhile.
+  template <typename F>
+  void capture(cudaStream_t s, F&& queue) {
+    reset();
+    check(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    cudaGraph_t graph = nullptr;
+    try {
+      queue();
+    } catch (...) {
+      cudaStreamEndCapture(s, &graph);  // leaves the stream usable
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    check(cudaStreamEndCapture(s, &graph), "cudaStreamEndCapture");
+    const cudaError_t e = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    check(e, "cudaGraphInstantiate");
+  }
+  bool ready() const { return exec_ != nullptr; }
+  void launch(cudaStream_t s) const { check(cudaGraphLaunch(exec_, s), "cudaGraphLaunch"); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// A decode bucket's graph and what it was captured over.
+struct DecodeGraph {
+  bool warmed = false;  // a padded step of this size ran eagerly
+  GraphExec exec;
+  GraphPointers pointers;
+};
+
+class TimingEvent {
+ public:
+  TimingEvent() { check(cudaEventCreate(&e_), "cudaEventCreate"); }
+  TimingEvent(const TimingEvent&) = delete;
+  TimingEvent& operator=(const TimingEvent&) = delete;
+  ~TimingEvent() { cudaEventDestroy(e_); }
+  void record(cudaStream_t s) { check(cudaEventRecord(e_, s), "cudaEventRecord"); }
+  // Seconds from `start` to this; both recorded and complete.
+  double seconds_since(const TimingEvent& start) const {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start.e_, e_), "cudaEventElapsedTime");
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
 
 void check_shape(const ModelConfig& c) {
   auto bad = [&](const std::string& why) { throw Error("cuda backend: the model's shape is not supported: " + why); };
@@ -95,6 +185,7 @@ class CudaBackend final : public Backend {
   CudaBackend(const ModelConfig& c, const WeightsView& w, const BackendOptions& opt)
       : c_((check_shape(c), c)),
         kv_type_(opt.kv_type),
+        use_graphs_(opt.device_graphs),
         device_(select_device()),
         gemm_(stream_.get()),
         weights_(DeviceWeights::upload(c_, w, stream_.get())) {
@@ -103,6 +194,11 @@ class CudaBackend final : public Backend {
     rope_cos_ = upload(rope.cos, "rope table");
     rope_sin_ = upload(rope.sin, "rope table");
     ensure_scratch(kReservedRows, kReservedLogitRows);
+    // The decode workspace at its largest over the graph buckets, so that
+    // no bucket's first step moves it under the graphs already captured.
+    for (int64_t b = 1; b <= kMaxGraphRows; b *= 2)
+      ensure_bytes(decode_ws_, paged_decode_workspace_bytes(shape(), static_cast<int32_t>(b)),
+                   "decode attention workspace");
     check(cudaStreamSynchronize(stream_.get()), "start-up");
 
     size_t free = 0, total = 0;
@@ -130,6 +226,8 @@ class CudaBackend final : public Backend {
     check(cudaStreamSynchronize(stream_.get()), "start-up");
     report(free, total);
   }
+
+  CudaStepTiming last_step_timing() const { return timing_; }
 
   std::string_view name() const override { return "cuda"; }
   const ModelConfig& config() const override { return c_; }
@@ -222,43 +320,92 @@ class CudaBackend final : public Backend {
 
   void run(std::span<const SequenceStep> batch, Logits& out) {
     const cudaStream_t s = stream_.get();
-    const int64_t T = plan_.rows(), R = static_cast<int64_t>(plan_.head_rows.size());
-    const int32_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim, qkvw = d + 2 * kvd;
-    ensure_scratch(T, R);
+    const auto R = static_cast<int64_t>(plan_.head_rows.size());  // before padding: the logits wanted
+    const bool graph = use_graphs_ && plan_.prefill.empty() && plan_.rows() <= kMaxGraphRows;
+    if (graph) plan_.pad_decode(graph_bucket(plan_.rows()));
+    const int64_t T = plan_.rows(), head = static_cast<int64_t>(plan_.head_rows.size());
+    ensure_scratch(T, head);
+    ensure_bytes(decode_ws_, paged_decode_workspace_bytes(shape(), static_cast<int32_t>(plan_.decode.size())),
+                 "decode attention workspace");
+
+    step_start_.record(s);
     const DeviceStep step = uploader_.upload(plan_, s);
-    float *x = x_.as<float>(), *h = h_.as<float>(), *att = att_.as<float>(), *qkv = qkv_.as<float>();
-    const AttentionShape shape{c_.n_heads, c_.n_kv_heads, c_.head_dim, 1.0f / std::sqrt(static_cast<float>(c_.head_dim))};
+    bool replayed = false;
+    if (graph)
+      replayed = run_graph(step, T, head);
+    else
+      queue_step(step, T, head);
+    out.reset(batch, c_.vocab_size);
+    const size_t logit_bytes = static_cast<size_t>(R) * c_.vocab_size * sizeof(float);
+    if (R > 0)
+      check(cudaMemcpyAsync(logits_host_.as(), logits_.as(), logit_bytes, cudaMemcpyDeviceToHost, s), "logits copy");
+    step_end_.record(s);
+    check(cudaStreamSynchronize(s), "forward");  // where a fault inside a kernel surfaces
+    timing_ = {step_end_.seconds_since(step_start_), replayed};
+    if (R > 0) std::memcpy(out.row_data(0), logits_host_.as(), logit_bytes);
+  }
+
+  // A padded decode step through its bucket's graph: eagerly the first
+  // time, captured the second, replayed after. True when a graph ran.
+  bool run_graph(const DeviceStep& step, int64_t T, int64_t head) {
+    const cudaStream_t s = stream_.get();
+    DecodeGraph& g = graphs_[T];
+    const GraphPointers now = graph_pointers(step);
+    if (!g.warmed) {
+      g.warmed = true;
+      queue_step(step, T, head);
+      return false;
+    }
+    if (!g.exec.ready() || g.pointers != now) {
+      g.exec.capture(s, [&] { queue_step(step, T, head); });
+      g.pointers = now;
+    }
+    g.exec.launch(s);
+    return true;
+  }
+
+  GraphPointers graph_pointers(const DeviceStep& step) const {
+    return {{step.tokens, step.pos, step.slots, step.decode, step.tables, step.head_rows, x_.as(), h_.as(), att_.as(),
+             qkv_.as(), gate_up_.as(), act_.as(), logits_.as(), decode_ws_.as(), gemm_.narrowed()}};
+  }
+
+  AttentionShape shape() const {
+    return {c_.n_heads, c_.n_kv_heads, c_.head_dim, 1.0f / std::sqrt(static_cast<float>(c_.head_dim))};
+  }
+
+  // The step's kernels for T rows, `head` of them wanting logits, on the
+  // compute stream: the forward pass of the file's comment.
+  void queue_step(const DeviceStep& step, int64_t T, int64_t head) {
+    const cudaStream_t s = stream_.get();
+    const int32_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim, qkvw = d + 2 * kvd;
+    float *x = x_.as<float>(), *att = att_.as<float>(), *qkv = qkv_.as<float>(), *gate_up = gate_up_.as<float>();
+    const AttentionShape sh = shape();
     const auto n_decode = static_cast<int32_t>(plan_.decode.size());
     const auto n_tiles = static_cast<int32_t>(plan_.prefill.size());
 
     embed_rows(weights_.embd_type, weights_.embd, weights_.embd_row_bytes, step.tokens, T, d, x, s);
     for (int32_t l = 0; l < c_.n_layers; ++l) {
       const DeviceLayer& L = weights_.layers[l];
-      rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h, s);
-      gemm_.linear(L.qkv, h, T, qkv, qkvw, 0.0f);
+      rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h_.as(), L.qkv.type, s);
+      gemm_.linear_typed(L.qkv, h_.as(), T, qkv, qkvw, 0.0f);
       rope_rows({qkv, qkvw, c_.n_heads}, {qkv + d, qkvw, c_.n_kv_heads}, step.pos, T, c_.head_dim,
                 rope_cos_.as<float>(), rope_sin_.as<float>(), rope_half_, s);
       kv_store(geometry_, kv_type_, pool_.as(), l, qkv + d, qkv + d + kvd, qkvw, step.slots, T, s);
-      paged_decode_attention(geometry_, kv_type_, pool_.as(), l, shape, qkv, qkvw, att, d, step.decode, n_decode,
-                             step.tables, s);
-      prefill_attention(geometry_, kv_type_, pool_.as(), l, shape, qkv, qkvw, att, d, step.prefill, n_tiles,
+      paged_decode_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.decode, n_decode,
+                             step.tables, decode_ws_.as(), s);
+      prefill_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.prefill, n_tiles,
                         step.tables, s);
       gemm_.linear(L.wo, att, T, x, d, 1.0f);
-      rmsnorm_rows(x, nullptr, T, L.ffn_norm.as<float>(), d, c_.rms_eps, h, s);
-      gemm_.linear(L.gate_up, h, T, gate_up_.as<float>(), 2 * ff, 0.0f);
-      swiglu_rows(gate_up_.as<float>(), T, ff, act_.as<float>(), s);
-      gemm_.linear(L.down, act_.as<float>(), T, x, d, 1.0f);
+      rmsnorm_rows(x, nullptr, T, L.ffn_norm.as<float>(), d, c_.rms_eps, h_.as(), L.gate_up.type, s);
+      gemm_.linear_typed(L.gate_up, h_.as(), T, gate_up, 2 * ff, 0.0f);
+      swiglu_rows(gate_up, T, ff, act_.as(), L.down.type, s);
+      gemm_.linear_typed(L.down, act_.as(), T, x, d, 1.0f);
     }
-
-    out.reset(batch, c_.vocab_size);
-    const size_t logit_bytes = static_cast<size_t>(R) * c_.vocab_size * sizeof(float);
-    if (R > 0) {
-      rmsnorm_rows(x, step.head_rows, R, weights_.output_norm.as<float>(), d, c_.rms_eps, h, s);
-      gemm_.linear(weights_.output, h, R, logits_.as<float>(), c_.vocab_size, 0.0f);
-      check(cudaMemcpyAsync(logits_host_.as(), logits_.as(), logit_bytes, cudaMemcpyDeviceToHost, s), "logits copy");
+    if (head > 0) {
+      rmsnorm_rows(x, step.head_rows, head, weights_.output_norm.as<float>(), d, c_.rms_eps, h_.as(),
+                   weights_.output.type, s);
+      gemm_.linear_typed(weights_.output, h_.as(), head, logits_.as<float>(), c_.vocab_size, 0.0f);
     }
-    check(cudaStreamSynchronize(s), "forward");  // where a fault inside a kernel surfaces
-    if (R > 0) std::memcpy(out.row_data(0), logits_host_.as(), logit_bytes);
   }
 
   void report(size_t free_after_weights, size_t total) const {
@@ -276,6 +423,7 @@ class CudaBackend final : public Backend {
 
   const ModelConfig c_;
   const KvType kv_type_;
+  const bool use_graphs_;
   const int device_;
   Stream stream_;
   Gemm gemm_;
@@ -295,8 +443,11 @@ class CudaBackend final : public Backend {
   // Per-step state, reused across steps.
   StepPlan plan_;
   StepUploader uploader_;
-  DeviceBuffer x_, h_, att_, qkv_, gate_up_, act_, logits_;
+  DeviceBuffer x_, h_, att_, qkv_, gate_up_, act_, logits_, decode_ws_;
   PinnedBuffer logits_host_;
+  std::map<int64_t, DecodeGraph> graphs_;  // by padded row count
+  TimingEvent step_start_, step_end_;
+  CudaStepTiming timing_;
 };
 
 }  // namespace
@@ -304,6 +455,12 @@ class CudaBackend final : public Backend {
 std::unique_ptr<Backend> make_cuda_backend(const ModelConfig& config, const WeightsView& weights,
                                            const BackendOptions& opt) {
   return std::make_unique<CudaBackend>(config, weights, opt);
+}
+
+CudaStepTiming cuda_last_step_timing(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  if (!cuda) throw Error("cuda_last_step_timing: the backend is " + std::string(backend.name()) + ", not cuda");
+  return cuda->last_step_timing();
 }
 
 }  // namespace kvgate

@@ -26,4 +26,16 @@ int cuda_device_count();
 std::unique_ptr<Backend> make_cuda_backend(const ModelConfig& config, const WeightsView& weights,
                                            const BackendOptions& opt);
 
+// What the last forward() of a backend make_cuda_backend returned cost on
+// the device: the time from its first queued operation to its last on the
+// compute stream (CUDA events), and whether it replayed a captured graph.
+// A step's host-side share (planning, launches, the logits' copy back) is
+// its wall time less device_seconds. Throws kvgate::Error for any other
+// backend.
+struct CudaStepTiming {
+  double device_seconds = 0;
+  bool graph = false;
+};
+CudaStepTiming cuda_last_step_timing(const Backend& backend);
+
 }  // namespace kvgate

@@ -5,43 +5,115 @@
 #include "kernels/convert.h"
 
 namespace kvgate::cuda {
+namespace {
+
+// What NVIDIA recommends for Hopper: enough for cuBLASLt's split-K and
+// stream-K algorithms at every shape a step has.
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+cudaDataType_t cuda_type(WeightType t) {
+  switch (t) {
+    case WeightType::kF16: return CUDA_R_16F;
+    case WeightType::kBF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+}  // namespace
 
 void check_cublas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw Error(std::string("cuBLAS error in ") + what + ": " + cublasGetStatusString(s));
 }
 
-Gemm::Gemm(cudaStream_t stream) : stream_(stream) {
+Gemm::LtPlan::~LtPlan() {
+  if (c) cublasLtMatrixLayoutDestroy(c);
+  if (b) cublasLtMatrixLayoutDestroy(b);
+  if (a) cublasLtMatrixLayoutDestroy(a);
+  if (op) cublasLtMatmulDescDestroy(op);
+}
+
+Gemm::Gemm(cudaStream_t stream) : stream_(stream), workspace_(kWorkspaceBytes, "the GEMM workspace") {
   check_cublas(cublasCreate(&handle_), "cublasCreate");
   check_cublas(cublasSetStream(handle_, stream_), "cublasSetStream");
+  // Our own workspace rather than cuBLAS's pool: graph capture must not
+  // allocate.
+  check_cublas(cublasSetWorkspace(handle_, workspace_.as(), workspace_.bytes()), "cublasSetWorkspace");
+  check_cublas(cublasLtCreate(&lt_), "cublasLtCreate");
 }
 
 Gemm::~Gemm() {
+  plans_.clear();
+  if (lt_) cublasLtDestroy(lt_);
   if (handle_) cublasDestroy(handle_);
+}
+
+// Row-major Y[n][m] = X[n][k] W^T is column-major Y^T = W^T' X^T, where W's
+// row-major bytes are the column-major k x m matrix W^T': so A = W with
+// op T and lda = k, B = X^T (k x n, ldb = k), C = D = Y^T (m x n, ldc = ldy).
+const Gemm::LtPlan& Gemm::plan_for(const DeviceMatrix& w, int64_t n, int64_t ldy, bool accumulate) {
+  const ShapeKey key{static_cast<int>(w.type), w.rows, n, w.cols, ldy, accumulate};
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  LtPlan& p = plans_[key];
+  try {
+    const cudaDataType_t in = cuda_type(w.type);
+    check_cublas(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+    check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa),
+                 "cublasLtMatmulDescSetAttribute");
+    check_cublas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb),
+                 "cublasLtMatmulDescSetAttribute");
+    check_cublas(cublasLtMatrixLayoutCreate(&p.a, in, static_cast<uint64_t>(w.cols), static_cast<uint64_t>(w.rows), w.cols),
+                 "cublasLtMatrixLayoutCreate");
+    check_cublas(cublasLtMatrixLayoutCreate(&p.b, in, static_cast<uint64_t>(w.cols), static_cast<uint64_t>(n), w.cols),
+                 "cublasLtMatrixLayoutCreate");
+    check_cublas(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_32F, static_cast<uint64_t>(w.rows), static_cast<uint64_t>(n), ldy),
+                 "cublasLtMatrixLayoutCreate");
+    cublasLtMatmulPreference_t pref = nullptr;
+    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    const size_t ws = workspace_.bytes();
+    cublasLtMatmulHeuristicResult_t best{};
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatmulAlgoGetHeuristic(lt_, p.op, p.a, p.b, p.c, p.c, pref, 1, &best, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    check_cublas(st, "cublasLtMatmulAlgoGetHeuristic");
+    if (found == 0)
+      throw Error("cuBLASLt has no algorithm for a " + std::to_string(n) + " x " + std::to_string(w.cols) + " x " +
+                  std::to_string(w.rows) + " GEMM");
+    p.algo = best.algo;
+  } catch (...) {
+    plans_.erase(key);
+    throw;
+  }
+  return p;
+}
+
+void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta) {
+  if (n == 0) return;
+  const float alpha = 1.0f;
+  if (w.type == WeightType::kF32) {
+    check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(w.rows), static_cast<int>(n),
+                              static_cast<int>(w.cols), &alpha, w.data, CUDA_R_32F, static_cast<int>(w.cols), x,
+                              CUDA_R_32F, static_cast<int>(w.cols), &beta, y, CUDA_R_32F, static_cast<int>(ldy),
+                              CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+    return;
+  }
+  const LtPlan& p = plan_for(w, n, ldy, beta != 0.0f);
+  check_cublas(cublasLtMatmul(lt_, p.op, &alpha, w.data, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
+                              workspace_.as(), workspace_.bytes(), stream_),
+               "cublasLtMatmul");
 }
 
 void Gemm::linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
   if (n == 0) return;
-  const void* b = x;
-  cudaDataType_t type = CUDA_R_32F;
-  cublasComputeType_t compute = CUBLAS_COMPUTE_32F_PEDANTIC;
-  if (w.type != WeightType::kF32) {
-    const int64_t elems = n * w.cols;
-    ensure_bytes(narrowed_, static_cast<size_t>(elems) * 2, "narrowed activations");
-    narrow_f32(x, elems, w.type, narrowed_.as(), stream_);
-    b = narrowed_.as();
-    type = w.type == WeightType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
-    compute = CUBLAS_COMPUTE_32F;
-  }
-  // Row-major Y[n][rows] = X[n][cols] W^T is column-major Y^T = W^T' X^T,
-  // where W's row-major bytes are the column-major cols x rows matrix W^T':
-  // so op(A) = T on W with lda = cols, B = X^T with ldb = cols.
-  const float alpha = 1.0f;
-  check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(w.rows), static_cast<int>(n),
-                            static_cast<int>(w.cols), &alpha, w.data, type, static_cast<int>(w.cols), b, type,
-                            static_cast<int>(w.cols), &beta, y, CUDA_R_32F, static_cast<int>(ldy), compute,
-                            CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
+  if (w.type == WeightType::kF32) return linear_typed(w, x, n, y, ldy, beta);
+  const int64_t elems = n * w.cols;
+  ensure_bytes(narrowed_, static_cast<size_t>(elems) * 2, "narrowed activations");
+  narrow_f32(x, elems, w.type, narrowed_.as(), stream_);
+  linear_typed(w, narrowed_.as(), n, y, ldy, beta);
 }
 
 }  // namespace kvgate::cuda

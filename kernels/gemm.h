@@ -1,17 +1,28 @@
-// The linear layers through cuBLAS: y = x W^T for activation rows x (f32)
-// and a weight matrix on the device in f32, f16 or bf16. F32 weights run
-// as a pedantic f32 GEMM (no TF32), so the CUDA backend stays within 1e-4
-// of the CPU's sgemm; f16 and bf16 weights run on the tensor cores with f32
-// accumulation, the activations narrowed to the weights' type first (cuBLAS
-// takes both inputs in one type), which is where their tolerance comes from.
+// The linear layers: y = x W^T for activation rows x and a weight matrix on
+// the device in f32, f16 or bf16.
+//
+// F32 weights run as a pedantic f32 cublasGemmEx (no TF32), so the CUDA
+// backend stays within 1e-4 of the CPU's sgemm. F16 and BF16 weights run
+// through cuBLASLt on the tensor cores with f32 accumulation and f32 output
+// (the residual stream stays f32; beta 1 adds into it). Their activations
+// must be in the weights' type, since the tensor cores take both inputs in
+// one: the kernels that produce a GEMM's input (rmsnorm, swiglu) write it in
+// that type directly, and linear() narrows an f32 input itself otherwise.
+//
+// cuBLASLt's algorithm is chosen once per shape by its heuristic and kept,
+// with a fixed workspace, so a step's GEMMs allocate nothing and can be
+// captured in a CUDA graph.
 //
 // Thread ownership: one Gemm per backend, driven by its thread.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 
 #include "engine/weights_view.h"
 #include "kernels/device_buffer.h"
@@ -36,14 +47,39 @@ class Gemm {
   ~Gemm();
 
   // y[t][0:w.rows] = beta * y[t] + x[t] W^T for t < n; x rows are w.cols
-  // floats, contiguous; y rows are ldy floats apart. beta 1 adds the
-  // product into y (the residual connections).
+  // values in w.type, contiguous; y rows are ldy floats apart. beta 1 adds
+  // the product into y (the residual connections).
+  void linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta);
+
+  // As linear_typed, for x in f32 whatever w's type: narrowed first when
+  // w is f16 or bf16.
   void linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
 
+  // Device memory the GEMMs read or write besides their operands; a graph
+  // that captured them must be captured again when it changes.
+  const void* narrowed() const { return narrowed_.as(); }
+
  private:
+  // One cuBLASLt matmul shape: its descriptors and the algorithm chosen for
+  // it, destroyed with the Gemm.
+  struct LtPlan {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    LtPlan() = default;
+    LtPlan(const LtPlan&) = delete;
+    LtPlan& operator=(const LtPlan&) = delete;
+    ~LtPlan();
+  };
+  using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>;  // type, m, n, k, ldy, beta != 0
+  const LtPlan& plan_for(const DeviceMatrix& w, int64_t n, int64_t ldy, bool accumulate);
+
   cudaStream_t stream_;
   cublasHandle_t handle_ = nullptr;
-  DeviceBuffer narrowed_;  // x in f16 / bf16
+  cublasLtHandle_t lt_ = nullptr;
+  DeviceBuffer workspace_;  // shared by cuBLAS and cuBLASLt: one stream runs one GEMM at a time
+  DeviceBuffer narrowed_;   // x in f16 / bf16, for linear()
+  std::map<ShapeKey, LtPlan> plans_;
 };
 
 // cuBLAS's status as kvgate::Error.

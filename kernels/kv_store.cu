@@ -14,6 +14,7 @@ __global__ void kv_store_kernel(KvPoolGeometry g, T* pool, int32_t layer, const 
   if (i >= g.kv_dim) return;
   for (int64_t r = blockIdx.y; r < n; r += gridDim.y) {
     const int64_t s = slots[r];
+    if (s < 0) continue;
     const auto block = static_cast<int32_t>(s / g.block_size), slot = static_cast<int32_t>(s % g.block_size);
     pool[g.offset(block, layer, 0, slot) + i] = kv_from_float<T>(k[r * stride + i]);
     pool[g.offset(block, layer, 1, slot) + i] = kv_from_float<T>(v[r * stride + i]);

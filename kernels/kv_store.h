@@ -14,6 +14,7 @@
 namespace kvgate::cuda {
 
 // For r < n: layer `layer`'s K and V at slots[r] <- k[r * stride], v[r * stride] (kv_dim floats each).
+// A negative slot is skipped: a padding row of a step replayed as a CUDA graph.
 void kv_store(const KvPoolGeometry& g, KvType type, void* pool, int32_t layer, const float* k, const float* v,
               int64_t stride, const int64_t* slots, int64_t n, cudaStream_t stream);
 

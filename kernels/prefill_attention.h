@@ -3,7 +3,12 @@
 // Tiled as FlashAttention is: a tile of query rows walks the key positions
 // a tile at a time through shared memory with an online softmax (running
 // maximum, running sum, rescaled accumulator), so no score matrix is ever
-// held and memory does not grow with the context.
+// held and memory does not grow with the context. f16 / bf16 K/V with a
+// head_dim that is a multiple of 16 run on the tensor cores (WMMA, f32
+// accumulation; Q and the softmax weights rounded to the K/V type: parity
+// with the f32 reference is to about that type's precision, not to 1e-4); f32
+// K/V, and other head_dims, on the f32 CUDA-core kernel. The choice is
+// internal; the launcher allocates nothing (graph-capturable).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,5 +1,6 @@
 #include "kernels/rmsnorm.h"
 
+#include "kernels/activation_store.cuh"
 #include "kernels/cuda_error.h"
 #include "kernels/warp_reduce.cuh"
 
@@ -9,8 +10,8 @@ namespace {
 constexpr int kThreads = 256;
 
 // One block per row: the sum of squares in a block reduction, then the scale.
-__global__ void rmsnorm_kernel(const float* x, const int32_t* rows, const float* w, int32_t dim, float eps,
-                               float* out) {
+template <typename T>
+__global__ void rmsnorm_kernel(const float* x, const int32_t* rows, const float* w, int32_t dim, float eps, T* out) {
   __shared__ float scratch[32];
   const int64_t r = blockIdx.x;
   const float* xr = x + (rows ? static_cast<int64_t>(rows[r]) : r) * dim;
@@ -18,15 +19,18 @@ __global__ void rmsnorm_kernel(const float* x, const int32_t* rows, const float*
   for (int32_t i = threadIdx.x; i < dim; i += blockDim.x) ss += xr[i] * xr[i];
   ss = block_sum(ss, scratch);
   const float scale = 1.0f / sqrtf(ss / static_cast<float>(dim) + eps);
-  for (int32_t i = threadIdx.x; i < dim; i += blockDim.x) out[r * dim + i] = w[i] * (scale * xr[i]);
+  for (int32_t i = threadIdx.x; i < dim; i += blockDim.x) store_activation(&out[r * dim + i], w[i] * (scale * xr[i]));
 }
 
 }  // namespace
 
-void rmsnorm_rows(const float* x, const int32_t* rows, int64_t n, const float* w, int32_t dim, float eps, float* out,
-                  cudaStream_t stream) {
+void rmsnorm_rows(const float* x, const int32_t* rows, int64_t n, const float* w, int32_t dim, float eps, void* out,
+                  WeightType out_type, cudaStream_t stream) {
   if (n == 0) return;
-  rmsnorm_kernel<<<static_cast<unsigned>(n), kThreads, 0, stream>>>(x, rows, w, dim, eps, out);
+  dispatch_activation_type(out_type, "rmsnorm_rows", [&](auto tag) {
+    using T = decltype(tag);
+    rmsnorm_kernel<T><<<static_cast<unsigned>(n), kThreads, 0, stream>>>(x, rows, w, dim, eps, static_cast<T*>(out));
+  });
   check_launch("rmsnorm_rows");
 }
 

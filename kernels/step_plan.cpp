@@ -50,6 +50,17 @@ void StepPlan::build(std::span<const SequenceStep> batch, const ModelConfig& c, 
   }
 }
 
+void StepPlan::pad_decode(int64_t rows) {
+  const DecodeQuery first = decode.front();
+  for (auto r = static_cast<int32_t>(tokens.size()); r < rows; ++r) {
+    tokens.push_back(0);
+    pos.push_back(0);
+    slots.push_back(-1);
+    decode.push_back({r, 0, first.table});
+  }
+  head_rows.resize(static_cast<size_t>(rows), 0);
+}
+
 namespace {
 
 // Appends `v`'s bytes at a 16-byte boundary and returns their offset.
@@ -64,9 +75,12 @@ size_t place(const std::vector<T>& v, size_t& at) {
 
 DeviceStep StepUploader::upload(const StepPlan& p, cudaStream_t stream) {
   size_t at = 0;
+  // The tables last: for steps of one row count, every array but theirs
+  // starts at the same offset whatever the contexts' lengths, as a step
+  // captured in a CUDA graph needs.
   const size_t o_tokens = place(p.tokens, at), o_pos = place(p.pos, at), o_slots = place(p.slots, at),
-               o_decode = place(p.decode, at), o_prefill = place(p.prefill, at), o_tables = place(p.tables, at),
-               o_head = place(p.head_rows, at);
+               o_decode = place(p.decode, at), o_prefill = place(p.prefill, at), o_head = place(p.head_rows, at),
+               o_tables = place(p.tables, at);
   // Grown by half again, so a growing batch does not reallocate every step.
   if (host_.bytes() < at) {
     host_ = PinnedBuffer();

@@ -36,6 +36,14 @@ struct StepPlan {
   // Throws kvgate::Error, naming the sequence, for an inconsistent batch
   // (the CPU backend's checks and messages) before anything is queued.
   void build(std::span<const SequenceStep> batch, const ModelConfig& c, int32_t block_size, int32_t n_blocks);
+
+  // Pads a decode-only plan (no prefill tiles) to `rows` rows, each array
+  // as long as a plan of that many decoding sequences, so that one captured
+  // CUDA graph serves every step of that size. A padding row is token 0 at
+  // position 0, stored nowhere (slot -1), attending over the first real
+  // query's position 0, and wanting logits; its results are never read.
+  // The real rows' logits stay first, in Logits' order.
+  void pad_decode(int64_t rows);
 };
 
 // The plan's arrays on the device, valid until the next upload.

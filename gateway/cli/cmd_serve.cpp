@@ -74,6 +74,7 @@ void serve(const config::ServerConfig& c) {
   bo.kv_budget_bytes = c.model.kv_budget_bytes;
   bo.kv_type = kv_type_from_name(c.model.kv_type);
   bo.memory_utilization = c.model.gpu_memory_percent / 100.0;
+  bo.device_graphs = c.model.cuda_graphs;
   auto backend = make_backend(c.model.backend, model, bo);
   say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
       std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + ")");

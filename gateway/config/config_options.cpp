@@ -144,6 +144,10 @@ std::vector<Option> build_table() {
            "a GPU backend's share of device memory, percent (vLLM's gpu_memory_utilization x 100): the KV pool "
            "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone",
            0, 100}),
+      bind<&C::model, &ModelSection::cuda_graphs>(
+          {"model", "cuda_graphs", "cuda-graphs", K::kBool,
+           "a GPU backend replays decode steps as CUDA graphs, one per padded batch size; false launches every "
+           "kernel from the host (vLLM's --enforce-eager)"}),
       bind<&C::model, &ModelSection::max_step_tokens>(
           {"model", "max_step_tokens", "max-step-tokens", K::kInt,
            "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens}),

@@ -56,6 +56,7 @@ struct ModelSection {
   // gpu_memory_utilization x 100): the KV pool gets what is left of it after
   // the weights, capped by kv_budget. 0: kv_budget alone.
   int32_t gpu_memory_percent = 0;
+  bool cuda_graphs = true;                  // a GPU backend replays decode steps as CUDA graphs
   int32_t max_step_tokens = 512;            // tokens per forward pass (decodes + prefill chunks)
   int32_t max_running = 256;                // sequences running at once; 0 = as many as the KV budget holds
   bool chunked_prefill = true;              // split long prompts across steps

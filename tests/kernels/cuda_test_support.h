@@ -26,6 +26,23 @@ inline constexpr double kF32Rel = 1e-4;
 // rounded inputs errs by about that, so twice the unit roundoff.
 inline constexpr double kF16Rel = 1e-3;
 inline constexpr double kBF16Rel = 8e-3;
+// Prefill attention on the tensor cores (f16 / bf16 K/V, head_dim a
+// multiple of 16: prefill_attention.cu) rounds Q and P to the K/V type.
+// kF16Rel / kBF16Rel (about twice the unit roundoff u: 1e-3, 8e-3) bound one
+// dot product of rounded inputs, and are too tight for it. Attention with
+// rounded Q and P chains two roundings into every weight -- the score's (Q x
+// scale rounded: an absolute error of about u in a score of unit size, so a
+// relative u in its exp) and P's own -- and the output mixes those weight
+// errors with differences of V rows, which can exceed the output's largest
+// element (the tolerance's scale) when a row attends to a few positions. An
+// emulation of the kernel's arithmetic on prefill_attention_test's chunks and shapes
+// (random normal Q, K, V; double reference) gave worst row errors of
+// 4.7e-4 .. 5.6e-4 for f16 (1.1 u) and 3.1e-3 .. 6.1e-3 for bf16 (up to
+// 1.55 u, within 1.3x of kBF16Rel) over a few seeds. These allow 4u, so a
+// test over thousands of rows does not fail by chance, while a wrong mask,
+// row, head or rescale (errors of order 1) still fails by far.
+inline constexpr double kAttentionF16Rel = 2e-3;   // 4 x 2^-11
+inline constexpr double kAttentionBF16Rel = 1.6e-2;  // 4 x 2^-8
 // A whole forward pass in f32 (many layers of GEMMs in cuBLAS's order).
 inline constexpr double kForwardF32Rel = 1e-3;
 // A forward pass through f16 / bf16 GEMMs or K/V: every layer adds its

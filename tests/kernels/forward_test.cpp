@@ -5,10 +5,12 @@
 // equal to each run alone.
 #include <filesystem>
 #include <numeric>
+#include <set>
 
 #include "engine/backend_registry.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/error.h"
+#include "kernels/cuda_backend.h"
 #include "tests/engine/test_models.h"
 #include "tests/kernels/cuda_test_support.h"
 
@@ -172,6 +174,70 @@ TEST_F(CudaForward, BatchOfDifferentLengthsEqualsEachAlone) {
       seqs[which[i]].push_back(argmax(la.row(0)));
     }
   }
+}
+
+// Decode steps replayed as CUDA graphs give what launching each kernel
+// gives: across every bucket's first step (eager), second (captured) and
+// later ones (replayed), batches padded to their bucket, and a prefill
+// between them that moves the logits buffer the graphs were captured over
+// (200 rows of logits, past the 128 reserved), so they are captured again.
+TEST_F(CudaForward, GraphReplayedDecodeEqualsLaunchedDecode) {
+  auto model = synthetic(TensorType::BF16);
+  BackendOptions opt;
+  opt.kv_budget_bytes = kv_budget_for_blocks(model->config(), KvType::kF32, 16, 64);
+  auto graphs = make_backend("cuda", model, opt);
+  opt.device_graphs = false;
+  auto eager = make_backend("cuda", model, opt);
+  const int32_t per_seq = 4, n_seqs = 5;
+  std::vector<Tokens> seqs;
+  std::vector<std::vector<BlockId>> tables;
+  for (int32_t s = 0; s < n_seqs; ++s) {
+    seqs.push_back(prompt_for(*model, 3 + s, 10 + s));
+    std::vector<BlockId> t(per_seq);
+    std::iota(t.begin(), t.end(), s * per_seq);
+    tables.push_back(t);
+  }
+  Logits lg, le;
+  std::vector<SequenceStep> steps;
+  for (int32_t s = 0; s < n_seqs; ++s) steps.push_back({seqs[s], 0, tables[s], LogitsWanted::kLast});
+  graphs->forward(steps, lg);
+  eager->forward(steps, le);
+  EXPECT_FALSE(cuda_last_step_timing(*graphs).graph);  // a prefill is never a graph
+  for (int32_t s = 0; s < n_seqs; ++s) seqs[s].push_back(argmax(le.row(s)));
+  // Batches of 5 (bucket 8), 1 and 3 (bucket 4), three steps each, 5 again,
+  // the 200-token prefill (-1), then 5 twice more.
+  const std::vector<int32_t> sizes{5, 5, 5, 1, 1, 1, 3, 3, 3, 5, -1, 5, 5};
+  std::vector<BlockId> big_table(13);
+  std::iota(big_table.begin(), big_table.end(), n_seqs * per_seq);
+  const Tokens big = prompt_for(*model, 200, 99);
+  std::set<int32_t> seen_buckets;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0) {
+      SequenceStep p{big, 0, big_table, LogitsWanted::kAll};
+      graphs->forward({&p, 1}, lg);
+      eager->forward({&p, 1}, le);
+      continue;
+    }
+    steps.clear();
+    for (int32_t s = 0; s < sizes[i]; ++s)
+      steps.push_back({std::span(seqs[s]).last(1), static_cast<int32_t>(seqs[s].size() - 1), tables[s],
+                       LogitsWanted::kLast});
+    graphs->forward(steps, lg);
+    eager->forward(steps, le);
+    const int32_t bucket = sizes[i] == 5 ? 8 : sizes[i] == 3 ? 4 : 1;
+    // A bucket's first step runs eagerly; every later one is a graph.
+    EXPECT_EQ(cuda_last_step_timing(*graphs).graph, !seen_buckets.insert(bucket).second) << "step " << i;
+    EXPECT_FALSE(cuda_last_step_timing(*eager).graph);
+    EXPECT_GT(cuda_last_step_timing(*graphs).device_seconds, 0.0);
+    ASSERT_EQ(lg.total_rows(), sizes[i]);
+    for (int32_t s = 0; s < sizes[i]; ++s) {
+      expect_rel_close(lg.row(s), le.row(s), kForwardBF16Rel,
+                       "step " + std::to_string(i) + " sequence " + std::to_string(s));
+      ASSERT_EQ(argmax(lg.row(s)), argmax(le.row(s))) << "step " << i << " sequence " << s;
+      seqs[s].push_back(argmax(le.row(s)));
+    }
+  }
+  EXPECT_THROW(cuda_last_step_timing(*make_cpu_backend(model, {})), Error);
 }
 
 TEST_F(CudaForward, ABadBatchIsAnErrorAndTheBackendGoesOn) {

@@ -2,6 +2,7 @@
 #include <random>
 
 #include "engine/cpu/rowwise.h"
+#include "engine/model/float_convert.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/swiglu.h"
@@ -31,7 +32,7 @@ TEST_F(CudaRowwise, RmsNormOfGatheredRowsMatchesTheCpu) {
     auto dx = to_device(x), dw = to_device(w), dp = to_device(pick);
     cuda::DeviceBuffer dout(pick.size() * dim * sizeof(float), "out");
     cuda::rmsnorm_rows(dx.as<float>(), dp.as<int32_t>(), static_cast<int64_t>(pick.size()), dw.as<float>(), dim,
-                       1e-5f, dout.as<float>(), nullptr);
+                       1e-5f, dout.as(), WeightType::kF32, nullptr);
     const auto got = to_host<float>(dout, pick.size() * dim);
     for (size_t r = 0; r < pick.size(); ++r) {
       std::vector<float> want(dim);
@@ -71,12 +72,39 @@ TEST_F(CudaRowwise, SwiGluMatchesTheCpu) {
   const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, 4, 4.0f);
   auto dgu = to_device(gu);
   cuda::DeviceBuffer dout(static_cast<size_t>(rows) * ffn * sizeof(float), "out");
-  cuda::swiglu_rows(dgu.as<float>(), rows, ffn, dout.as<float>(), nullptr);
+  cuda::swiglu_rows(dgu.as<float>(), rows, ffn, dout.as(), WeightType::kF32, nullptr);
   const auto got = to_host<float>(dout, static_cast<size_t>(rows) * ffn);
   for (int32_t r = 0; r < rows; ++r) {
     std::vector<float> gate(gu.begin() + r * 2 * ffn, gu.begin() + r * 2 * ffn + ffn);
     swiglu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
     expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, "swiglu");
+  }
+}
+
+// The half-precision outputs feed a GEMM directly: each value must be the
+// f32 result rounded to nearest even, bit for bit what narrowing the f32
+// output would give.
+TEST_F(CudaRowwise, HalfOutputsAreTheF32OutputsRounded) {
+  const int32_t rows = 3, dim = 288, ffn = 688;
+  const auto x = normal(static_cast<size_t>(rows) * dim, 5, 3.0f);
+  const auto w = normal(dim, 6);
+  const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, 7, 4.0f);
+  auto dx = to_device(x), dw = to_device(w), dgu = to_device(gu);
+  cuda::DeviceBuffer norm32(static_cast<size_t>(rows) * dim * 4, "out"), act32(static_cast<size_t>(rows) * ffn * 4, "out");
+  cuda::rmsnorm_rows(dx.as<float>(), nullptr, rows, dw.as<float>(), dim, 1e-5f, norm32.as(), WeightType::kF32, nullptr);
+  cuda::swiglu_rows(dgu.as<float>(), rows, ffn, act32.as(), WeightType::kF32, nullptr);
+  const auto norm = to_host<float>(norm32, static_cast<size_t>(rows) * dim);
+  const auto act = to_host<float>(act32, static_cast<size_t>(rows) * ffn);
+  for (const WeightType t : {WeightType::kF16, WeightType::kBF16}) {
+    const auto narrow = [t](float v) { return t == WeightType::kF16 ? f32_to_f16(v) : f32_to_bf16(v); };
+    const char* name = t == WeightType::kF16 ? "f16" : "bf16";
+    cuda::DeviceBuffer norm16(norm.size() * 2, "out"), act16(act.size() * 2, "out");
+    cuda::rmsnorm_rows(dx.as<float>(), nullptr, rows, dw.as<float>(), dim, 1e-5f, norm16.as(), t, nullptr);
+    cuda::swiglu_rows(dgu.as<float>(), rows, ffn, act16.as(), t, nullptr);
+    const auto got_norm = to_host<uint16_t>(norm16, norm.size());
+    const auto got_act = to_host<uint16_t>(act16, act.size());
+    for (size_t i = 0; i < norm.size(); ++i) ASSERT_EQ(got_norm[i], narrow(norm[i])) << name << " rmsnorm element " << i;
+    for (size_t i = 0; i < act.size(); ++i) ASSERT_EQ(got_act[i], narrow(act[i])) << name << " swiglu element " << i;
   }
 }
 
