@@ -3,8 +3,7 @@
 // tokens into activation rows X [T][dim]; per layer:
 //   h      = rmsnorm(x) * attn_norm                      rmsnorm.h
 //   qkv    = h Wqkv^T                                     gemm.h (fused Q, K, V)
-//   rope(q, k) at each row's position                     rope.h
-//   K/V[slot] <- k, v                                     kv_store.h
+//   rope(q) in place, K/V[slot] <- rope(k), v             rope_kv_store.h (one kernel)
 //   att    = attention over K/V[0..pos]                   paged_attention.h (decode rows)
 //                                                          prefill_attention.h (prefill tiles)
 //   x     += att Wo^T                                     gemm.h, beta 1
@@ -51,11 +50,10 @@
 #include "kernels/embed.h"
 #include "kernels/gemm.h"
 #include "kernels/kv_pool_geometry.h"
-#include "kernels/kv_store.h"
 #include "kernels/paged_attention.h"
 #include "kernels/prefill_attention.h"
 #include "kernels/rmsnorm.h"
-#include "kernels/rope.h"
+#include "kernels/rope_kv_store.h"
 #include "kernels/step_plan.h"
 #include "kernels/stream.h"
 #include "kernels/swiglu.h"
@@ -190,9 +188,9 @@ class CudaBackend final : public Backend {
         gemm_(stream_.get()),
         weights_(DeviceWeights::upload(c_, w, stream_.get())) {
     const RopeTableHost rope = make_rope_table(c_.context_length, c_.rope_dim, c_.rope_base);
-    rope_half_ = rope.half;
     rope_cos_ = upload(rope.cos, "rope table");
     rope_sin_ = upload(rope.sin, "rope table");
+    rope_ = {rope_cos_.as<float>(), rope_sin_.as<float>(), rope.half};
     ensure_scratch(kReservedRows, kReservedLogitRows);
     // The decode workspace at its largest over the graph buckets, so that
     // no bucket's first step moves it under the graphs already captured.
@@ -388,9 +386,8 @@ class CudaBackend final : public Backend {
       const DeviceLayer& L = weights_.layers[l];
       rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h_.as(), L.qkv.type, s);
       gemm_.linear_typed(L.qkv, h_.as(), T, qkv, qkvw, 0.0f);
-      rope_rows({qkv, qkvw, c_.n_heads}, {qkv + d, qkvw, c_.n_kv_heads}, step.pos, T, c_.head_dim,
-                rope_cos_.as<float>(), rope_sin_.as<float>(), rope_half_, s);
-      kv_store(geometry_, kv_type_, pool_.as(), l, qkv + d, qkv + d + kvd, qkvw, step.slots, T, s);
+      rope_store_kv({qkv, qkvw, c_.n_heads, c_.head_dim}, step.pos, step.slots, T, rope_, geometry_, kv_type_,
+                    pool_.as(), l, s);
       paged_decode_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.decode, n_decode,
                              step.tables, decode_ws_.as(), s);
       prefill_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.prefill, n_tiles,
@@ -429,7 +426,7 @@ class CudaBackend final : public Backend {
   Gemm gemm_;
   DeviceWeights weights_;
   DeviceBuffer rope_cos_, rope_sin_;
-  int32_t rope_half_ = 0;
+  RopeTable rope_{};
   KvCapacity cap_;
   KvPoolGeometry geometry_;
   DeviceBuffer pool_;

@@ -1,10 +1,10 @@
-// RMSNorm, RoPE and SwiGLU on the device against engine/cpu/rowwise.h.
+// RMSNorm and SwiGLU on the device against engine/cpu/rowwise.h (RoPE:
+// rope_kv_store_test.cpp).
 #include <random>
 
 #include "engine/cpu/rowwise.h"
 #include "engine/model/float_convert.h"
 #include "kernels/rmsnorm.h"
-#include "kernels/rope.h"
 #include "kernels/swiglu.h"
 #include "tests/kernels/cuda_test_support.h"
 
@@ -39,31 +39,6 @@ TEST_F(CudaRowwise, RmsNormOfGatheredRowsMatchesTheCpu) {
       rmsnorm(want.data(), &x[static_cast<size_t>(pick[r]) * dim], w.data(), dim, 1e-5f);
       expect_rel_close(std::span(got).subspan(r * dim, dim), want, kF32Rel, "rmsnorm dim " + std::to_string(dim));
     }
-  }
-}
-
-TEST_F(CudaRowwise, RopeMatchesTheCpusTable) {
-  // head_dim 8 (stories260K), 64 and 128; rope_dim below head_dim once; q
-  // and k rows inside a wider fused row, as the backend lays them out.
-  struct Case {
-    int32_t heads, kv_heads, head_dim, rope_dim;
-  };
-  for (const Case c : {Case{8, 4, 8, 8}, Case{4, 2, 64, 64}, Case{8, 8, 128, 64}}) {
-    const int32_t rows = 5, ctx = 4096, qd = c.heads * c.head_dim, kd = c.kv_heads * c.head_dim, stride = qd + 2 * kd;
-    const std::vector<int32_t> pos{0, 1, 17, 1000, 4095};
-    auto fused = normal(static_cast<size_t>(rows) * stride, 3);
-    const cuda::RopeTableHost table = cuda::make_rope_table(ctx, c.rope_dim, 10000.0f);
-    auto d = to_device(fused), dpos = to_device(pos), dcos = to_device(table.cos), dsin = to_device(table.sin);
-    cuda::rope_rows({d.as<float>(), stride, c.heads}, {d.as<float>() + qd, stride, c.kv_heads}, dpos.as<int32_t>(),
-                    rows, c.head_dim, dcos.as<float>(), dsin.as<float>(), table.half, nullptr);
-    const auto got = to_host<float>(d, fused.size());
-    const RopeTable cpu(ctx, c.rope_dim, 10000.0f);
-    for (int32_t r = 0; r < rows; ++r) {
-      float* row = &fused[static_cast<size_t>(r) * stride];
-      cpu.apply(row, pos[r], c.heads, c.head_dim);
-      cpu.apply(row + qd, pos[r], c.kv_heads, c.head_dim);
-    }
-    expect_rel_close(got, fused, kF32Rel, "rope head_dim " + std::to_string(c.head_dim));
   }
 }
 

@@ -1,0 +1,93 @@
+#include "kernels/rope_kv_store.h"
+
+#include <cmath>
+
+#include "kernels/cuda_error.h"
+#include "kernels/kv_element.cuh"
+#include "kernels/launch.cuh"
+
+namespace kvgate::cuda {
+
+RopeTableHost make_rope_table(int32_t max_pos, int32_t rope_dim, float base) {
+  RopeTableHost t;
+  t.half = rope_dim / 2;
+  t.cos.resize(static_cast<size_t>(max_pos) * t.half);
+  t.sin.resize(t.cos.size());
+  for (int32_t p = 0; p < max_pos; ++p)
+    for (int32_t i = 0; i < t.half; ++i) {
+      // The CPU's RopeTable, expression for expression.
+      const float freq = 1.0f / std::pow(base, static_cast<float>(2 * i) / static_cast<float>(rope_dim));
+      const float angle = static_cast<float>(p) * freq;
+      t.cos[static_cast<size_t>(p) * t.half + i] = std::cos(angle);
+      t.sin[static_cast<size_t>(p) * t.half + i] = std::sin(angle);
+    }
+  return t;
+}
+
+namespace {
+
+// The pair (a, b) turned by the angle whose cosine and sine are c and s,
+// with separate roundings, as the CPU's (ISO C++, no contraction) does.
+__device__ __forceinline__ float rotated_first(float a, float b, float c, float s) {
+  return __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+}
+__device__ __forceinline__ float rotated_second(float a, float b, float c, float s) {
+  return __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
+}
+
+// Per row, one thread per item: q's pairs (rotated in place: a thread owns
+// both halves of its pair, so no thread reads what another writes), then
+// k's values (each thread reads its pair and stores its own rotated half),
+// then v's values.
+template <typename T>
+__global__ void rope_store_kv_kernel(QkvRows rows, const int32_t* pos, const int64_t* slots, int64_t n, RopeTable rope,
+                                     KvPoolGeometry g, T* pool, int32_t layer) {
+  const int32_t hd = rows.head_dim, half = rope.half, q_pairs = rows.n_heads * half, kvd = g.kv_dim;
+  const int32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= q_pairs + 2 * kvd) return;
+  for (int64_t r = blockIdx.y; r < n; r += gridDim.y) {
+    float* const q = rows.x + r * rows.stride;
+    float* const k = q + static_cast<int64_t>(rows.n_heads) * hd;
+    const float* const cos = rope.cos + static_cast<int64_t>(pos[r]) * half;
+    const float* const sin = rope.sin + static_cast<int64_t>(pos[r]) * half;
+    if (j < q_pairs) {
+      const int32_t i = j % half;
+      float* const v = q + static_cast<int64_t>(j / half) * hd + 2 * i;
+      const float a = v[0], b = v[1];
+      v[0] = rotated_first(a, b, cos[i], sin[i]);
+      v[1] = rotated_second(a, b, cos[i], sin[i]);
+      continue;
+    }
+    const int64_t s = slots[r];
+    if (s < 0) continue;
+    const auto block = static_cast<int32_t>(s / g.block_size), slot = static_cast<int32_t>(s % g.block_size);
+    if (const int32_t e = j - q_pairs; e < kvd) {
+      const int32_t d = e % hd, i = d / 2;
+      float x = k[e];
+      if (i < half) {
+        const float a = k[e - d % 2], b = k[e - d % 2 + 1];
+        x = d % 2 == 0 ? rotated_first(a, b, cos[i], sin[i]) : rotated_second(a, b, cos[i], sin[i]);
+      }
+      pool[g.offset(block, layer, 0, slot) + e] = kv_from_float<T>(x);
+    } else {
+      pool[g.offset(block, layer, 1, slot) + (e - kvd)] = kv_from_float<T>(k[e]);  // v follows k in the row
+    }
+  }
+}
+
+}  // namespace
+
+void rope_store_kv(QkvRows rows, const int32_t* pos, const int64_t* slots, int64_t n, const RopeTable& rope,
+                   const KvPoolGeometry& g, KvType type, void* pool, int32_t layer, cudaStream_t stream) {
+  if (n == 0) return;
+  constexpr int kThreads = 128;
+  const int32_t items = rows.n_heads * rope.half + 2 * g.kv_dim;
+  const dim3 grid(blocks_for(items, kThreads), grid_rows(n));
+  dispatch_kv_type(type, [&](auto tag) {
+    using T = decltype(tag);
+    rope_store_kv_kernel<T><<<grid, kThreads, 0, stream>>>(rows, pos, slots, n, rope, g, static_cast<T*>(pool), layer);
+  });
+  check_launch("rope_store_kv");
+}
+
+}  // namespace kvgate::cuda

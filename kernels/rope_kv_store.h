@@ -1,0 +1,55 @@
+// RoPE and the K/V store, fused: one pass over each new token's q, k and v
+// rotates q's heads in place and writes k's heads rotated, and v as it is,
+// into the token's slot of its block in the pool's element type. The
+// rotated k is needed only in the pool (attention reads K from there), so
+// it is never written back to the activations, and a layer launches one
+// kernel for both steps.
+//
+// RoPE is llama.cpp's "normal" RoPE as the CPU applies it
+// (engine/cpu/rowwise.h): adjacent pairs (x[2i], x[2i+1]) of each head's
+// first rope_dim values turn by pos * base^(-2i/rope_dim). The angles'
+// cosines and sines are a table made on the host by the same f32 formula as
+// the CPU's RopeTable, so both backends rotate by the same numbers. A slot
+// is named as block * block_size + slot (vLLM's slot mapping), computed on
+// the host from the block table, so the kernel never looks at a table.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/kv_layout.h"
+#include "kernels/kv_pool_geometry.h"
+
+namespace kvgate::cuda {
+
+struct RopeTableHost {
+  int32_t half = 0;             // rope_dim / 2
+  std::vector<float> cos, sin;  // [max_pos][half]
+};
+RopeTableHost make_rope_table(int32_t max_pos, int32_t rope_dim, float base);
+
+// The table on the device.
+struct RopeTable {
+  const float* cos;
+  const float* sin;
+  int32_t half;
+};
+
+// Rows of the fused Q/K/V projection: row r holds q (n_heads heads), then
+// k and v (kv_dim = g.kv_dim values each), starting at x + r * stride.
+struct QkvRows {
+  float* x;
+  int64_t stride;
+  int32_t n_heads, head_dim;
+};
+
+// For r < n, at position pos[r]: q's heads rotated in place; layer
+// `layer`'s K at slots[r] <- k rotated, V <- v, converted to `type`. A
+// negative slot stores nothing (a padding row of a step replayed as a CUDA
+// graph); its q is still rotated.
+void rope_store_kv(QkvRows rows, const int32_t* pos, const int64_t* slots, int64_t n, const RopeTable& rope,
+                   const KvPoolGeometry& g, KvType type, void* pool, int32_t layer, cudaStream_t stream);
+
+}  // namespace kvgate::cuda
