@@ -12,8 +12,9 @@
 // then logits = (rmsnorm(x) * output_norm) Wout^T for the rows that want
 // them (the norm gathers them), copied back through pinned memory.
 //
-// RMSNorm and SwiGLU write their rows in the type the next GEMM reads (the
-// weights' f16 or bf16), so no step narrows them in a pass of its own.
+// RMSNorm and SwiGLU write their rows in the type the next GEMM reads
+// (Gemm::input_type: the weights' f16 or bf16, else f32), so no step
+// narrows them in a pass of its own.
 //
 // A decode-only step of at most kMaxGraphRows rows is padded to the next
 // bucket (1, 2, 4, ... 128 rows) and replayed as a CUDA graph captured for
@@ -192,6 +193,9 @@ class CudaBackend final : public Backend {
     rope_sin_ = upload(rope.sin, "rope table");
     rope_ = {rope_cos_.as<float>(), rope_sin_.as<float>(), rope.half};
     ensure_scratch(kReservedRows, kReservedLogitRows);
+    // The GEMMs' Q8_0 scratch at its final size, before the pool takes the
+    // free memory and before any graph is captured.
+    for (const DeviceMatrix* m : weights_.matrices()) gemm_.reserve(*m);
     // The decode workspace at its largest over the graph buckets, so that
     // no bucket's first step moves it under the graphs already captured.
     for (int64_t b = 1; b <= kMaxGraphRows; b *= 2)
@@ -363,8 +367,10 @@ class CudaBackend final : public Backend {
   }
 
   GraphPointers graph_pointers(const DeviceStep& step) const {
-    return {{step.tokens, step.pos, step.slots, step.decode, step.tables, step.head_rows, x_.as(), h_.as(), att_.as(),
-             qkv_.as(), gate_up_.as(), act_.as(), logits_.as(), decode_ws_.as(), gemm_.narrowed()}};
+    GraphPointers g{{step.tokens, step.pos, step.slots, step.decode, step.tables, step.head_rows, x_.as(), h_.as(),
+                     att_.as(), qkv_.as(), gate_up_.as(), act_.as(), logits_.as(), decode_ws_.as()}};
+    for (const void* p : gemm_.scratch()) g.p.push_back(p);
+    return g;
   }
 
   AttentionShape shape() const {
@@ -384,7 +390,7 @@ class CudaBackend final : public Backend {
     embed_rows(weights_.embd_type, weights_.embd, weights_.embd_row_bytes, step.tokens, T, d, x, s);
     for (int32_t l = 0; l < c_.n_layers; ++l) {
       const DeviceLayer& L = weights_.layers[l];
-      rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h_.as(), L.qkv.type, s);
+      rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h_.as(), Gemm::input_type(L.qkv), s);
       gemm_.linear_typed(L.qkv, h_.as(), T, qkv, qkvw, 0.0f);
       rope_store_kv({qkv, qkvw, c_.n_heads, c_.head_dim}, step.pos, step.slots, T, rope_, geometry_, kv_type_,
                     pool_.as(), l, s);
@@ -393,14 +399,14 @@ class CudaBackend final : public Backend {
       prefill_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.prefill, n_tiles,
                         step.tables, s);
       gemm_.linear(L.wo, att, T, x, d, 1.0f);
-      rmsnorm_rows(x, nullptr, T, L.ffn_norm.as<float>(), d, c_.rms_eps, h_.as(), L.gate_up.type, s);
+      rmsnorm_rows(x, nullptr, T, L.ffn_norm.as<float>(), d, c_.rms_eps, h_.as(), Gemm::input_type(L.gate_up), s);
       gemm_.linear_typed(L.gate_up, h_.as(), T, gate_up, 2 * ff, 0.0f);
-      swiglu_rows(gate_up, T, ff, act_.as(), L.down.type, s);
+      swiglu_rows(gate_up, T, ff, act_.as(), Gemm::input_type(L.down), s);
       gemm_.linear_typed(L.down, act_.as(), T, x, d, 1.0f);
     }
     if (head > 0) {
       rmsnorm_rows(x, step.head_rows, head, weights_.output_norm.as<float>(), d, c_.rms_eps, h_.as(),
-                   weights_.output.type, s);
+                   Gemm::input_type(weights_.output), s);
       gemm_.linear_typed(weights_.output, h_.as(), head, logits_.as<float>(), c_.vocab_size, 0.0f);
     }
   }

@@ -8,11 +8,19 @@
 namespace kvgate::cuda {
 namespace {
 
-bool gemm_type(WeightType t) { return t == WeightType::kF32 || t == WeightType::kF16 || t == WeightType::kBF16; }
+// Bytes of a dense row of `cols` values in `t`: Q8_0 is 34 bytes per 32.
+size_t dense_row_bytes(WeightType t, int64_t cols) {
+  switch (t) {
+    case WeightType::kF32: return static_cast<size_t>(cols) * 4;
+    case WeightType::kF16:
+    case WeightType::kBF16: return static_cast<size_t>(cols) * 2;
+    case WeightType::kQ8_0: return static_cast<size_t>(cols / 32) * 34;
+  }
+  return 0;
+}
 
-size_t element_bytes(WeightType t) { return t == WeightType::kF32 ? 4 : 2; }
-
-// The parts stacked row-wise into one device matrix (they share cols).
+// The parts stacked row-wise into one device matrix (they share cols), in
+// their type when they all have one, else widened to f32.
 DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* what, cudaStream_t stream) {
   DeviceMatrix m;
   m.cols = (*parts.begin())->cols;
@@ -20,23 +28,29 @@ DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* wh
   for (const MatrixView* p : parts) {
     if (p->cols != m.cols) throw Error(std::string("weights: the parts of ") + what + " differ in width");
     m.rows += p->rows;
-    if (p->type != m.type || !gemm_type(p->type)) m.type = WeightType::kF32;
+    if (p->type != m.type) m.type = WeightType::kF32;
   }
-  const size_t row_bytes = static_cast<size_t>(m.cols) * element_bytes(m.type);
-  m.storage = DeviceBuffer(static_cast<size_t>(m.rows) * row_bytes, what);
+  if (m.type == WeightType::kQ8_0 && m.cols % 32 != 0)
+    throw Error(std::string("weights: ") + what + " is Q8_0 with a width not whole blocks of 32");
+  m.row_bytes = dense_row_bytes(m.type, m.cols);
+  m.storage = DeviceBuffer(static_cast<size_t>(m.rows) * m.row_bytes, what);
   m.data = m.storage.as();
   auto* dst = m.storage.as<std::byte>();
   for (const MatrixView* p : parts) {
-    if (p->type == m.type) {
-      // Stored rows of a GEMM type are dense: row_bytes == cols x element bytes.
+    if (p->type == m.type && p->row_bytes == m.row_bytes) {
       check(cudaMemcpyAsync(dst, p->data, p->bytes(), cudaMemcpyHostToDevice, stream), what);
+    } else if (p->type == m.type) {
+      // Dense on the device whatever the host's row stride.
+      check(cudaMemcpy2DAsync(dst, m.row_bytes, p->data, p->row_bytes, m.row_bytes, static_cast<size_t>(p->rows),
+                              cudaMemcpyHostToDevice, stream),
+            what);
     } else {
       DeviceBuffer raw(p->bytes(), what);
       check(cudaMemcpyAsync(raw.as(), p->data, p->bytes(), cudaMemcpyHostToDevice, stream), what);
       widen_rows(p->type, raw.as(), p->row_bytes, p->rows, p->cols, reinterpret_cast<float*>(dst), stream);
       check(cudaStreamSynchronize(stream), what);  // before `raw` is freed
     }
-    dst += static_cast<size_t>(p->rows) * row_bytes;
+    dst += static_cast<size_t>(p->rows) * m.row_bytes;
   }
   return m;
 }
@@ -70,6 +84,7 @@ DeviceWeights DeviceWeights::upload(const ModelConfig& c, const WeightsView& w, 
   d.embd_row_bytes = w.token_embd.row_bytes;
   if (w.token_embd.data == w.output.data && d.output.type == w.token_embd.type) {
     d.embd = d.output.data;  // tied, and kept in the stored type: the same bytes serve both
+    d.embd_row_bytes = d.output.row_bytes;
   } else {
     d.embd_storage = DeviceBuffer(w.token_embd.bytes(), "token_embd");
     check(cudaMemcpyAsync(d.embd_storage.as(), w.token_embd.data, w.token_embd.bytes(), cudaMemcpyHostToDevice,
@@ -81,6 +96,13 @@ DeviceWeights DeviceWeights::upload(const ModelConfig& c, const WeightsView& w, 
   // The host view may be unmapped once this returns: finish every copy from it.
   check(cudaStreamSynchronize(stream), "weights upload");
   return d;
+}
+
+std::vector<const DeviceMatrix*> DeviceWeights::matrices() const {
+  std::vector<const DeviceMatrix*> m;
+  for (const DeviceLayer& l : layers) m.insert(m.end(), {&l.qkv, &l.wo, &l.gate_up, &l.down});
+  m.push_back(&output);
+  return m;
 }
 
 }  // namespace kvgate::cuda

@@ -5,11 +5,12 @@
 // Matrices that read the same activations are fused, as vLLM's
 // QKVParallelLinear and MergedColumnParallelLinear are: Q, K and V into one
 // [dim + 2 kv_dim][dim] matrix and gate and up into one [2 ffn][dim], so a
-// layer runs three GEMMs fewer. A matrix keeps its stored type when cuBLAS
-// takes it (F32, F16, BF16; all parts of a fused matrix alike); otherwise
-// (Q8_0, or parts of mixed types) it is widened to f32 on the device with
-// the host's dequantization arithmetic. The embedding table stays in its
-// stored type, Q8_0 included: it is gathered a row per token, not multiplied.
+// layer runs three GEMMs fewer. A matrix keeps its stored type when all its
+// parts have it (F32, F16, BF16 or Q8_0: gemm.h multiplies each as it is,
+// Q8_0 in its 34 bytes per 32 weights, rows as stored); parts of mixed
+// types are widened to f32 on the device with the host's dequantization
+// arithmetic. The embedding table stays in its stored type too: it is
+// gathered a row per token, not multiplied.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -41,6 +42,9 @@ struct DeviceWeights {
   DeviceMatrix output;         // [vocab][dim]
   std::vector<DeviceLayer> layers;
   size_t bytes = 0;            // device memory they take
+
+  // Every matrix a GEMM multiplies: each layer's four and the output head.
+  std::vector<const DeviceMatrix*> matrices() const;
 
   static DeviceWeights upload(const ModelConfig& c, const WeightsView& w, cudaStream_t stream);
 };

@@ -1,8 +1,10 @@
 #include "kernels/gemm.h"
 
+#include <algorithm>
 #include <string>
 
 #include "kernels/convert.h"
+#include "kernels/q8_0_matvec.h"
 
 namespace kvgate::cuda {
 namespace {
@@ -90,17 +92,49 @@ const Gemm::LtPlan& Gemm::plan_for(const DeviceMatrix& w, int64_t n, int64_t ldy
   return p;
 }
 
-void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta) {
-  if (n == 0) return;
+WeightType Gemm::input_type(const DeviceMatrix& w) {
+  return w.type == WeightType::kF16 || w.type == WeightType::kBF16 ? w.type : WeightType::kF32;
+}
+
+void Gemm::reserve(const DeviceMatrix& w) {
+  if (w.type == WeightType::kQ8_0)
+    ensure_bytes(widened_, static_cast<size_t>(w.rows * w.cols) * sizeof(float), "a Q8_0 matrix widened to f32");
+}
+
+void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, int64_t n, float* y, int64_t ldy,
+                    float beta) {
   const float alpha = 1.0f;
-  if (w.type == WeightType::kF32) {
-    check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(w.rows), static_cast<int>(n),
-                              static_cast<int>(w.cols), &alpha, w.data, CUDA_R_32F, static_cast<int>(w.cols), x,
-                              CUDA_R_32F, static_cast<int>(w.cols), &beta, y, CUDA_R_32F, static_cast<int>(ldy),
-                              CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
+  check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows), static_cast<int>(n),
+                            static_cast<int>(cols), &alpha, w, CUDA_R_32F, static_cast<int>(cols), x, CUDA_R_32F,
+                            static_cast<int>(cols), &beta, y, CUDA_R_32F, static_cast<int>(ldy),
+                            CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+// Up to kQ8_0PassedRows rows read the Q8_0 bytes in place, in passes of
+// kQ8_0MatvecMaxRows rows; more widen them first and take the F32 path. The
+// widening costs about 9 bytes per weight (1.06 read and 4 written, then 4
+// read by the GEMM), a pass 1.06: at 64 rows eight passes cost what one
+// widening does, and past that a prefill's rows share the widening. An x
+// that is not 16-byte aligned (no caller in the backend: its buffers are
+// cudaMalloc's) takes the widened path too.
+void Gemm::q8_0_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
+  if (n <= kQ8_0PassedRows && q8_0_matvec_aligned(x)) {
+    for (int64_t t = 0; t < n; t += kQ8_0MatvecMaxRows)
+      q8_0_matvec(w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, std::min(kQ8_0MatvecMaxRows, n - t),
+                  y + t * ldy, ldy, beta, stream_);
     return;
   }
+  reserve(w);
+  widen_rows(WeightType::kQ8_0, w.data, w.row_bytes, w.rows, w.cols, widened_.as<float>(), stream_);
+  f32_gemm(widened_.as(), w.rows, w.cols, x, n, y, ldy, beta);
+}
+
+void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta) {
+  if (n == 0) return;
+  if (w.type == WeightType::kF32) return f32_gemm(w.data, w.rows, w.cols, x, n, y, ldy, beta);
+  if (w.type == WeightType::kQ8_0) return q8_0_linear(w, static_cast<const float*>(x), n, y, ldy, beta);
+  const float alpha = 1.0f;
   const LtPlan& p = plan_for(w, n, ldy, beta != 0.0f);
   check_cublas(cublasLtMatmul(lt_, p.op, &alpha, w.data, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
                               workspace_.as(), workspace_.bytes(), stream_),
@@ -109,7 +143,7 @@ void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* 
 
 void Gemm::linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
   if (n == 0) return;
-  if (w.type == WeightType::kF32) return linear_typed(w, x, n, y, ldy, beta);
+  if (input_type(w) == WeightType::kF32) return linear_typed(w, x, n, y, ldy, beta);
   const int64_t elems = n * w.cols;
   ensure_bytes(narrowed_, static_cast<size_t>(elems) * 2, "narrowed activations");
   narrow_f32(x, elems, w.type, narrowed_.as(), stream_);

@@ -1,5 +1,5 @@
 // The linear layers: y = x W^T for activation rows x and a weight matrix on
-// the device in f32, f16 or bf16.
+// the device in f32, f16, bf16 or Q8_0.
 //
 // F32 weights run as a pedantic f32 cublasGemmEx (no TF32), so the CUDA
 // backend stays within 1e-4 of the CPU's sgemm. F16 and BF16 weights run
@@ -7,11 +7,20 @@
 // (the residual stream stays f32; beta 1 adds into it). Their activations
 // must be in the weights' type, since the tensor cores take both inputs in
 // one: the kernels that produce a GEMM's input (rmsnorm, swiglu) write it in
-// that type directly, and linear() narrows an f32 input itself otherwise.
+// input_type() directly, and linear() narrows an f32 input itself otherwise.
+//
+// Q8_0 weights stay in their 34 bytes per 32 weights, with f32 activations.
+// Up to kQ8_0PassedRows rows (decode) go through q8_0_matvec.h, which reads
+// each weight block once for up to kQ8_0MatvecMaxRows of them, in as many
+// passes as that takes. More rows (prefill) are compute-bound: the matrix
+// is widened into an f32 scratch (the host's dequantization, bit for bit)
+// for the pedantic cuBLAS GEMM of F32 weights, the same call on the same
+// f32 weights as when Q8_0 matrices were kept widened on the device.
 //
 // cuBLASLt's algorithm is chosen once per shape by its heuristic and kept,
-// with a fixed workspace, so a step's GEMMs allocate nothing and can be
-// captured in a CUDA graph.
+// with a fixed workspace, and the Q8_0 scratch is sized up front
+// (reserve()), so a step's GEMMs allocate nothing and can be captured in a
+// CUDA graph.
 //
 // Thread ownership: one Gemm per backend, driven by its thread.
 #pragma once
@@ -20,6 +29,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -30,14 +40,20 @@
 namespace kvgate::cuda {
 
 // A weight matrix on the device, row-major [rows][cols], in `type` (F32,
-// F16 or BF16). `data` is `storage`, or another matrix's storage when two
-// share their bytes (a tied embedding and output head).
+// F16, BF16 or Q8_0), rows `row_bytes` apart (read for Q8_0 only: the
+// others are dense). `data` is `storage`, or another matrix's storage when
+// two share their bytes (a tied embedding and output head).
 struct DeviceMatrix {
   WeightType type = WeightType::kF32;
   int64_t rows = 0, cols = 0;
+  size_t row_bytes = 0;
   DeviceBuffer storage;
   const void* data = nullptr;
 };
+
+// The most rows a Q8_0 GEMM takes as q8_0_matvec passes before it widens
+// the matrix instead: eight passes read what one widening moves (gemm.cpp).
+inline constexpr int64_t kQ8_0PassedRows = 64;
 
 class Gemm {
  public:
@@ -46,18 +62,30 @@ class Gemm {
   Gemm& operator=(const Gemm&) = delete;
   ~Gemm();
 
+  // The type linear_typed reads w's activations in: the weights' own for
+  // f16 and bf16 (the tensor cores take both inputs in one type), f32 for
+  // f32 and Q8_0. The kernels that produce a GEMM's input write this type.
+  static WeightType input_type(const DeviceMatrix& w);
+
   // y[t][0:w.rows] = beta * y[t] + x[t] W^T for t < n; x rows are w.cols
-  // values in w.type, contiguous; y rows are ldy floats apart. beta 1 adds
-  // the product into y (the residual connections).
+  // values in input_type(w), contiguous; y rows are ldy floats apart. beta 1
+  // adds the product into y (the residual connections).
   void linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta);
 
   // As linear_typed, for x in f32 whatever w's type: narrowed first when
   // w is f16 or bf16.
   void linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
 
+  // Sizes the scratch that more than kQ8_0PassedRows rows against `w`
+  // need (a Q8_0 matrix widened to f32; nothing for other types), so that
+  // a caller can allocate it before it measures free memory, and before any
+  // step is captured in a CUDA graph (capture must not allocate). Without
+  // it, the first such GEMM allocates.
+  void reserve(const DeviceMatrix& w);
+
   // Device memory the GEMMs read or write besides their operands; a graph
-  // that captured them must be captured again when it changes.
-  const void* narrowed() const { return narrowed_.as(); }
+  // that captured them must be captured again when any of it moves.
+  std::array<const void*, 3> scratch() const { return {workspace_.as(), narrowed_.as(), widened_.as()}; }
 
  private:
   // One cuBLASLt matmul shape: its descriptors and the algorithm chosen for
@@ -73,12 +101,17 @@ class Gemm {
   };
   using ShapeKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>;  // type, m, n, k, ldy, beta != 0
   const LtPlan& plan_for(const DeviceMatrix& w, int64_t n, int64_t ldy, bool accumulate);
+  // y = beta y + x W^T for row-major f32 W [rows][cols]: pedantic cuBLAS.
+  void f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, int64_t n, float* y, int64_t ldy,
+                float beta);
+  void q8_0_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
 
   cudaStream_t stream_;
   cublasHandle_t handle_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer workspace_;  // shared by cuBLAS and cuBLASLt: one stream runs one GEMM at a time
   DeviceBuffer narrowed_;   // x in f16 / bf16, for linear()
+  DeviceBuffer widened_;    // a Q8_0 matrix in f32, for more than kQ8_0PassedRows rows
   std::map<ShapeKey, LtPlan> plans_;
 };
 

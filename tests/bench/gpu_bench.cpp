@@ -18,6 +18,10 @@
 //             TFLOP/s against cuBLAS alone on the same GEMMs
 //   TTFT      an 8,192-token prompt through the Scheduler and the prefix
 //             cache, cold vs 7,680 tokens cached
+//   Q8_0      the same shape and seed in Q8_0 (a second file, 8.3 GB,
+//             written and reused the same way): decode at batch 1, 8 and 16
+//             with CUDA graphs, against its own roofline, and its batch-1
+//             tokens/s over BF16's (the bytes alone say 1.87x)
 //
 // Without a CUDA device it writes no model and prints every table with the
 // GPU columns empty ("–") and the columns the shape alone gives filled in.
@@ -29,6 +33,7 @@
 // gpu_report.cpp.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -47,6 +52,7 @@
 #include "kernels/cuda_backend.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
+#include "tests/bench/median.h"
 #include "tests/bench/gpu_bench.h"
 #include "tests/bench/gpu_limits.h"
 
@@ -73,16 +79,6 @@ void progress(const std::string& what) {
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw Error(what);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-Tokens concat(Tokens a, const Tokens& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 std::vector<BlockId> block_range(int32_t first, int32_t count) {
@@ -254,14 +250,8 @@ void require_cached(const RequestResult& r, int32_t cached, const std::string& w
 // which must be one forward pass. A request that max_tokens 1 ends is done
 // in a step or two more: the loops are bounded, never a hang.
 double time_to_first_token(Scheduler& sched, Tokens prompt, int32_t cached, const std::string& which) {
-  Request r;
-  r.prompt = std::move(prompt);
-  r.sampling.temperature = 0;
-  r.max_tokens = 1;
-  r.ignore_eos = true;
-  r.scope = kScope;
   const auto t0 = Clock::now();
-  auto stream = sched.submit(std::move(r), {});
+  auto stream = sched.submit(first_token_request(std::move(prompt), kScope), {});
   std::optional<TokenId> first;
   int steps = 0;
   for (; !first && steps < 4 && !sched.idle(); ++steps) {
@@ -320,14 +310,17 @@ void measure_limits(const ModelConfig& c, Figures& f) {
     f.cublas_tflops[i] = measure_bf16_gemm_tflops(kPrefillTokens[i], layer, c.n_layers, kGemmPasses);
 }
 
+// The spec's model in `format`, written unless there; `note` says which.
 std::shared_ptr<const Model> load_model(const std::string& models_dir, const SyntheticModelSpec& spec,
-                                        const ModelConfig& c, Figures& f) {
-  const std::string path = models_dir + "/llama3-8b-shape-bf16-vocab" + std::to_string(c.vocab_size) + "-ctx" +
-                           std::to_string(spec.context) + "-seed" + std::to_string(spec.seed) + ".gguf";
-  const double write_s = ensure_model(spec, path, model_bytes(c));
-  f.model_note = write_s > 0 ? "Written to " + path + " in " + std::to_string(static_cast<int>(write_s)) + " s."
-                             : "Reused from " + path + ".";
-  progress(f.model_note + " Loading it");
+                                        const ModelConfig& c, WeightFormat format, std::string& note) {
+  std::string type = format.name;
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const std::string path = models_dir + "/llama3-8b-shape-" + type + "-vocab" + std::to_string(c.vocab_size) +
+                           "-ctx" + std::to_string(spec.context) + "-seed" + std::to_string(spec.seed) + ".gguf";
+  const double write_s = ensure_model(spec, path, model_bytes(c, format));
+  note = write_s > 0 ? "Written to " + path + " in " + std::to_string(static_cast<int>(write_s)) + " s."
+                     : "Reused from " + path + ".";
+  progress(note + " Loading it");
   auto model = Model::load(path);
   const ModelConfig& m = model->config();
   require(m.n_layers == c.n_layers && m.dim == c.dim && m.n_heads == c.n_heads && m.n_kv_heads == c.n_kv_heads &&
@@ -336,13 +329,31 @@ std::shared_ptr<const Model> load_model(const std::string& models_dir, const Syn
   return model;
 }
 
+// The Q8_0 copy's decode, with CUDA graphs: its own file (the same spec but
+// the type, so the same weights up to Q8_0's rounding), one backend.
+void measure_q8_0(const BenchDirs& dirs, SyntheticModelSpec spec, const ModelConfig& c, Figures& f) {
+  spec.type = TensorType::Q8_0;
+  std::shared_ptr<const Model> model;
+  part(f, "Q8_0 model", [&] { model = load_model(dirs.models, spec, c, kQ8_0, f.q8_0_model_note); });
+  if (!model) return;
+  part(f, "Q8_0 backend", [&] {
+    progress("uploading the Q8_0 weights (CUDA graphs on)");
+    auto be = make_backend("cuda", model, backend_options(c, true));
+    for (size_t b = 0; b < kQ8_0DecodeBatches.size(); ++b)
+      part(f, "Q8_0 decode, batch " + std::to_string(kQ8_0DecodeBatches[b]), [&] {
+        progress("Q8_0 decode, batch " + std::to_string(kQ8_0DecodeBatches[b]));
+        f.q8_0[b] = time_decode(*be, kQ8_0DecodeBatches[b]);
+      });
+  });
+}
+
 // The limits first, while the device's memory is all free; then one backend
 // with CUDA graphs (decode, prefill) and one without (decode, TTFT), each
-// uploading the weights itself, one at a time.
+// uploading the weights itself, one at a time; then the Q8_0 copy.
 void measure(const BenchDirs& dirs, const SyntheticModelSpec& spec, const ModelConfig& c, Figures& f) {
   part(f, "device limits", [&] { measure_limits(c, f); });
   std::shared_ptr<const Model> model;
-  part(f, "model", [&] { model = load_model(dirs.models, spec, c, f); });
+  part(f, "model", [&] { model = load_model(dirs.models, spec, c, kBF16, f.model_note); });
   if (!model) return;
   part(f, "backend with CUDA graphs", [&] {
     progress("uploading the weights (CUDA graphs on)");
@@ -361,6 +372,8 @@ void measure(const BenchDirs& dirs, const SyntheticModelSpec& spec, const ModelC
     progress("TTFT through the Scheduler, cold vs warm");
     part(f, "TTFT", [&] { time_ttft(std::move(be), spec, f); });
   });
+  model.reset();
+  measure_q8_0(dirs, spec, c, f);
   progress("done");
 }
 

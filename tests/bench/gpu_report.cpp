@@ -19,6 +19,34 @@ std::string cell(double v, const char* format) {
 
 std::string met(double v, bool ok) { return std::isfinite(v) ? (ok ? "yes" : "no") : "–"; }
 
+// The Q8_0 copy's decode beside its own roofline, and its batch-1 speed over
+// BF16's: what keeping Q8_0 in its bytes on the device buys.
+void print_q8_0_decode(const ModelConfig& c, const Figures& f) {
+  std::printf("## Decode with Q8_0 weights (graphs on; median of %d steps after %d warm-up)\n\n", kDecodeSteps,
+              kDecodeWarmup);
+  std::printf("Model: the same shape and seed with every matrix and the embedding in Q8_0 (34 bytes per 32 "
+              "weights), %.2f GB. %s Steps read the Q8_0 weights in place (the Q8_0 mat-vec, "
+              "kernels/q8_0_matvec.h), %lld rows a pass, so 16 rows read them twice. Bytes per step and "
+              "roofline as for BF16, with the weights read once at 34/32 bytes: the second pass of 16 rows is "
+              "not in the roofline, which is what that row measures.\n\n",
+              model_bytes(c, kQ8_0) / 1e9, f.q8_0_model_note.c_str(), static_cast<long long>(cuda::kQ8_0MatvecMaxRows));
+  std::printf("| batch | path | weights GB | K/V GB | roofline tok/s | ms/step | tok/s | of roofline |\n"
+              "|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  for (size_t b = 0; b < kQ8_0DecodeBatches.size(); ++b) {
+    const int32_t n = kQ8_0DecodeBatches[b];
+    const double roof = roofline_tps(c, n, f.copy_gbps, kQ8_0), step = f.q8_0[b].step_s;
+    std::printf("| %d | %s | %.2f | %.3f | %s | %s | %s | %s |\n", n,
+                n <= cuda::kQ8_0MatvecMaxRows ? "Q8_0 mat-vec, 1 pass" : "Q8_0 mat-vec, 2 passes",
+                decode_weight_bytes(c, n, kQ8_0) / 1e9, decode_kv_bytes(c, n) / 1e9, cell(roof, "%.0f").c_str(),
+                cell(step * 1e3, "%.2f").c_str(), cell(n / step, "%.0f").c_str(),
+                cell(100 * n / step / roof, "%.0f%%").c_str());
+  }
+  const double bytes_ratio = (decode_weight_bytes(c, 1) + decode_kv_bytes(c, 1)) /
+                             (decode_weight_bytes(c, 1, kQ8_0) + decode_kv_bytes(c, 1));
+  std::printf("\nQ8_0 over BF16 at batch 1 (graphs on), tokens/s: %s (the bytes per step alone: %.2fx).\n\n",
+              cell(f.graphs[0].step_s / f.q8_0[0].step_s, "%.2fx").c_str(), bytes_ratio);
+}
+
 }  // namespace
 
 void print_report(const ModelConfig& c, const std::string& vocab_file, const Figures& f) {
@@ -97,6 +125,8 @@ void print_report(const ModelConfig& c, const std::string& vocab_file, const Fig
               cell(f.cold_s / f.cold_s, "%.3f").c_str());
   std::printf("| warm | %d | %d | %d | %s | %s |\n\n", kTtftPrompt, kTtftCached, kTtftPrompt - kTtftCached,
               cell(f.warm_s * 1e3, "%.1f").c_str(), cell(f.warm_s / f.cold_s, "%.3f").c_str());
+
+  print_q8_0_decode(c, f);
 
   const double b1 = 1 / f.graphs[0].step_s / roofline_tps(c, 1, f.copy_gbps);
   const double p2k = prefill_matmul_flops(c, kPrefillTokens[1]) / f.prefill_s[1] / 1e12 / f.cublas_tflops[1];

@@ -30,6 +30,7 @@
 #include "engine/sched/scheduler.h"
 #include "tests/bench/bench_models.h"
 #include "tests/bench/bench_prompts.h"
+#include "tests/bench/median.h"
 #include "tests/bench/machine_limits.h"
 
 namespace kvgate {
@@ -42,16 +43,6 @@ static_assert(kCachedPrefix % kBlock == 0, "the shared prefix is whole blocks: a
 constexpr cache::ScopeId kScope{0x7e4a47, 1};
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-Tokens concat(Tokens a, const Tokens& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // A figure is only worth printing if the run did what the table says: a
 // failed check aborts the benchmark with a message instead.
@@ -77,14 +68,8 @@ struct Ttft {
 
 // submit() to the first token out of step(): admission, lookup and prefill.
 Ttft time_to_first_token(Scheduler& sched, Tokens prompt) {
-  Request r;
-  r.prompt = std::move(prompt);
-  r.sampling.temperature = 0;
-  r.max_tokens = 1;
-  r.ignore_eos = true;
-  r.scope = kScope;
   const auto t0 = Clock::now();
-  auto stream = sched.submit(std::move(r), {});
+  auto stream = sched.submit(first_token_request(std::move(prompt), kScope), {});
   int64_t steps = 0;
   do {
     sched.step();

@@ -27,6 +27,7 @@
 #include "kernels/paged_attention.h"
 #include "kernels/prefill_attention.h"
 #include "kernels/step_plan.h"
+#include "tests/kernels/attention_pools.h"
 #include "tests/kernels/cuda_test_support.h"
 
 namespace kvgate {
@@ -34,10 +35,7 @@ namespace {
 
 using namespace cuda_testing;
 
-struct Shape {
-  int32_t heads, kv_heads, head_dim;
-  KvType type;
-};
+using Shape = AttentionTestShape;
 
 // A sequence of the batch: n new tokens at positions [start, start + n);
 // n = 1 decodes, more prefill.
@@ -59,29 +57,11 @@ class CudaAttention : public CudaTest, public ::testing::WithParamInterface<Shap
     const int32_t B = 16, layers = 2, layer = 1, kvd = sh.kv_heads * sh.head_dim;
     const int32_t qd = sh.heads * sh.head_dim, G = sh.heads / sh.kv_heads;
     const cuda::KvPoolGeometry g{layers, B, kvd};
-    const size_t elem = static_cast<size_t>(kv_type_bytes(sh.type));
 
-    // Every slot of every block holds a value, so any table reads defined data.
     std::mt19937 rng(seed);
+    FilledPools pools = random_pools(sh, g, n_blocks, rng);
+    const KvPool& cpu = pools.cpu;
     std::normal_distribution<float> nd;
-    KvPool cpu(KvType::kF32, layers, n_blocks, B, kvd);
-    std::vector<unsigned char> dev(static_cast<size_t>(n_blocks * g.block_elems()) * elem);
-    for (int32_t l = 0; l < layers; ++l)
-      for (int32_t b = 0; b < n_blocks; ++b)
-        for (int32_t s = 0; s < B; ++s)
-          for (int32_t kv = 0; kv < 2; ++kv)
-            for (int32_t i = 0; i < kvd; ++i) {
-              float x = nd(rng);
-              unsigned char* at = dev.data() + static_cast<size_t>(g.offset(b, l, kv, s) + i) * elem;
-              if (sh.type == KvType::kF32) {
-                std::memcpy(at, &x, 4);
-              } else {
-                const uint16_t h = sh.type == KvType::kF16 ? f32_to_f16(x) : f32_to_bf16(x);
-                std::memcpy(at, &h, 2);
-                x = sh.type == KvType::kF16 ? f16_to_f32(h) : bf16_to_f32(h);
-              }
-              (kv == 0 ? cpu.k<float>(l, b, s) : cpu.v<float>(l, b, s))[i] = x;
-            }
 
     std::vector<BlockId> ids(n_blocks);
     std::iota(ids.begin(), ids.end(), 0);
@@ -110,7 +90,7 @@ class CudaAttention : public CudaTest, public ::testing::WithParamInterface<Shap
 
     std::vector<float> q(static_cast<size_t>(T) * qd);
     for (auto& x : q) x = nd(rng);
-    auto dpool = to_device(dev), dq = to_device(q);
+    auto dpool = to_device(pools.device), dq = to_device(q);
     cuda::DeviceBuffer dout(q.size() * sizeof(float), "out");
     cuda::StepUploader up;
     const cuda::DeviceStep step = up.upload(plan, nullptr);

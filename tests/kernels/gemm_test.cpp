@@ -1,11 +1,14 @@
-// The cuBLAS linear layer against the CPU's matmul: f32 weights within the
-// f32 tolerance, f16 / bf16 weights (activations narrowed to them) within
-// theirs, and beta = 1 adding the product into what y held (the residual).
+// The linear layer against the CPU's matmul: f32 weights within the f32
+// tolerance, f16 / bf16 weights (activations narrowed to them) within
+// theirs, Q8_0 weights through both of their paths (the Q8_0 mat-vec for
+// decode, widened for cuBLAS above it) within the f32 tolerance, and
+// beta = 1 adding the product into what y held (the residual).
 #include <random>
 
 #include "engine/cpu/matmul.h"
 #include "engine/model/float_convert.h"
 #include "kernels/gemm.h"
+#include "kernels/q8_0_matvec.h"
 #include "tests/kernels/cuda_test_support.h"
 
 namespace kvgate {
@@ -29,7 +32,7 @@ TEST_P(CudaGemm, LinearMatchesTheCpusMatmul) {
   const Matrix cpu_w{type, rows, cols, static_cast<size_t>(cols) * elem, reinterpret_cast<const std::byte*>(stored.data())};
 
   cuda::DeviceMatrix w;
-  w.type = static_cast<WeightType>(type), w.rows = rows, w.cols = cols;
+  w.type = static_cast<WeightType>(type), w.rows = rows, w.cols = cols, w.row_bytes = static_cast<size_t>(cols) * elem;
   w.storage = to_device(stored);
   w.data = w.storage.as();
   cuda::Gemm gemm(nullptr);
@@ -51,6 +54,91 @@ TEST_P(CudaGemm, LinearMatchesTheCpusMatmul) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaGemm, ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16),
                          [](const auto& param_info) { return std::string(tensor_type_traits(static_cast<uint32_t>(param_info.param))->name); });
+
+// Q8_0 weights on the device, in their 34 bytes per 32, against the CPU's
+// matmul on the same weights widened to F32 (dequantize_row: the values the
+// device widens to, bit for bit). Not the CPU's Q8_0 matmul itself: at one
+// row it quantizes the activations to int8 as llama.cpp does (matmul.cpp),
+// which the device does not, so it is 1/200 from the f32 product, not 1e-4.
+// Widths of 96 (one short chunk of 3 blocks), 4,096 (rows 16-byte aligned,
+// 8 whole chunks of 16 blocks) and 4,128 (a short last chunk, and rows only
+// 2-byte aligned in turn: row_bytes is 4,386); n up to kQ8_0MatvecMaxRows
+// in one mat-vec pass, 9 and 64 in passes (two, the last of one row; and
+// eight), 65 through the widened f32 GEMM; 37 rows (odd: the mat-vec's last
+// block has a row to spare).
+using CudaGemmQ8_0 = CudaTest;
+
+TEST_F(CudaGemmQ8_0, LinearMatchesTheCpusF32MatmulOnTheSameWeights) {
+  using cuda::kQ8_0MatvecMaxRows, cuda::kQ8_0PassedRows;
+  static_assert(kQ8_0MatvecMaxRows == 8 && kQ8_0PassedRows == 64, "the n below cover every path");
+  std::mt19937 rng(17);
+  std::normal_distribution<float> nd;
+  cuda::Gemm gemm(nullptr);
+  for (const int64_t cols : {int64_t{96}, int64_t{4096}, int64_t{4096 + 32}}) {
+    const int64_t rows = 37;
+    const size_t row_bytes = static_cast<size_t>(cols / kQ8_0Block) * sizeof(BlockQ8_0);
+    std::vector<unsigned char> stored(rows * row_bytes);
+    std::vector<float> wide(static_cast<size_t>(rows * cols)), row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (auto& v : row) v = nd(rng);
+      quantize_row(TensorType::Q8_0, row.data(), stored.data() + r * row_bytes, cols);
+      dequantize_row(TensorType::Q8_0, stored.data() + r * row_bytes, &wide[r * cols], cols);
+    }
+    const Matrix cpu_w{TensorType::F32, rows, cols, static_cast<size_t>(cols) * sizeof(float),
+                       reinterpret_cast<const std::byte*>(wide.data())};
+    cuda::DeviceMatrix w;
+    w.type = WeightType::kQ8_0, w.rows = rows, w.cols = cols, w.row_bytes = row_bytes;
+    w.storage = to_device(stored);
+    w.data = w.storage.as();
+    for (const int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{64}, int64_t{65}}) {
+      const std::string what = "cols " + std::to_string(cols) + ", n " + std::to_string(n) +
+                               (n <= kQ8_0MatvecMaxRows ? " (mat-vec)"
+                                : n <= kQ8_0PassedRows  ? " (mat-vec passes)"
+                                                        : " (widened)");
+      std::vector<float> x(static_cast<size_t>(n * cols)), y0(static_cast<size_t>(n * rows));
+      for (auto& v : x) v = nd(rng);
+      for (auto& v : y0) v = nd(rng);
+      std::vector<float> want(y0.size());
+      matmul(cpu_w, x.data(), n, want.data());
+      auto dx = to_device(x), dy = to_device(y0);
+      gemm.linear(w, dx.as<float>(), n, dy.as<float>(), rows, 0.0f);
+      expect_rel_close(to_host<float>(dy, y0.size()), want, kF32Rel, "y = x W^T, " + what);
+      auto dr = to_device(y0);
+      gemm.linear_typed(w, dx.as<float>(), n, dr.as<float>(), rows, 1.0f);
+      for (size_t i = 0; i < want.size(); ++i) want[i] += y0[i];
+      expect_rel_close(to_host<float>(dr, y0.size()), want, kF32Rel, "y += x W^T, " + what);
+    }
+  }
+}
+
+// The mat-vec's weights are the host's, bit for bit: with x one-hot at
+// column c every other product is an exact zero, so y[r] is w[r][c] as
+// dequantize_row widens it, whichever lane, chunk or copy path read it.
+TEST_F(CudaGemmQ8_0, MatvecWidensExactlyAsTheHost) {
+  const int64_t rows = 3, cols = 4096 + 32;
+  const size_t row_bytes = static_cast<size_t>(cols / kQ8_0Block) * sizeof(BlockQ8_0);
+  std::mt19937 rng(19);
+  std::normal_distribution<float> nd;
+  std::vector<unsigned char> stored(rows * row_bytes);
+  std::vector<float> wide(static_cast<size_t>(rows * cols)), row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = nd(rng) * (r == 1 ? 1e-4f : 1.0f);  // row 1: scales among f16's subnormals
+    quantize_row(TensorType::Q8_0, row.data(), stored.data() + r * row_bytes, cols);
+    dequantize_row(TensorType::Q8_0, stored.data() + r * row_bytes, &wide[r * cols], cols);
+  }
+  auto dw = to_device(stored);
+  for (const int64_t c : {int64_t{0}, int64_t{3}, int64_t{16}, int64_t{17}, int64_t{33}, int64_t{511}, int64_t{512},
+                          cols - 33, cols - 1}) {
+    std::vector<float> x(static_cast<size_t>(cols), 0.0f);
+    x[c] = 1.0f;
+    auto dx = to_device(x);
+    auto dy = to_device(std::vector<float>(rows, 0.0f));
+    cuda::q8_0_matvec(dw.as(), row_bytes, rows, cols, dx.as<float>(), 1, dy.as<float>(), rows, 0.0f, nullptr);
+    const auto y = to_host<float>(dy, rows);
+    for (int64_t r = 0; r < rows; ++r)
+      EXPECT_EQ(y[r], wide[r * cols + c]) << "row " << r << ", column " << c;
+  }
+}
 
 }  // namespace
 }  // namespace kvgate

@@ -22,6 +22,7 @@
 #include "kernels/attention_batch.h"
 #include "kernels/kv_pool_geometry.h"
 #include "kernels/prefill_attention.h"
+#include "tests/kernels/attention_pools.h"
 #include "tests/kernels/cuda_test_support.h"
 
 namespace kvgate {
@@ -29,10 +30,7 @@ namespace {
 
 using namespace cuda_testing;
 
-struct Shape {
-  int32_t heads, kv_heads, head_dim;
-  KvType type;
-};
+using Shape = AttentionTestShape;
 
 class CudaPrefillAttention : public CudaTest, public ::testing::WithParamInterface<Shape> {};
 
@@ -42,28 +40,14 @@ TEST_P(CudaPrefillAttention, ChunksMatchTheCpu) {
   const int32_t hd = sh.head_dim, kvd = sh.kv_heads * hd, qd = sh.heads * hd, G = sh.heads / sh.kv_heads;
   const int64_t q_stride = qd + 48, out_stride = qd + 16;  // rows of a wider matrix, as in the forward pass
   const cuda::KvPoolGeometry g{layers, B, kvd};
-  const size_t elem = static_cast<size_t>(kv_type_bytes(sh.type));
   const double tol = hd % 16 != 0               ? kF32Rel  // the f32 CUDA-core kernel: nothing is rounded
                      : sh.type == KvType::kF16 ? kAttentionF16Rel
                                                : kAttentionBF16Rel;
 
-  // Every slot of every block, both layers, holds a value: a wrong block,
-  // layer or K/V offset reads defined but different data.
   std::mt19937 rng(7);
+  FilledPools pools = random_pools(sh, g, n_blocks, rng);
+  const KvPool& cpu = pools.cpu;
   std::normal_distribution<float> nd;
-  KvPool cpu(KvType::kF32, layers, n_blocks, B, kvd);
-  std::vector<unsigned char> dev(static_cast<size_t>(n_blocks * g.block_elems()) * elem);
-  for (int32_t l = 0; l < layers; ++l)
-    for (int32_t b = 0; b < n_blocks; ++b)
-      for (int32_t s = 0; s < B; ++s)
-        for (int32_t kv = 0; kv < 2; ++kv)
-          for (int32_t i = 0; i < kvd; ++i) {
-            float x = nd(rng);
-            const uint16_t h = sh.type == KvType::kF16 ? f32_to_f16(x) : f32_to_bf16(x);
-            std::memcpy(dev.data() + static_cast<size_t>(g.offset(b, l, kv, s) + i) * elem, &h, 2);
-            x = sh.type == KvType::kF16 ? f16_to_f32(h) : bf16_to_f32(h);
-            (kv == 0 ? cpu.k<float>(l, b, s) : cpu.v<float>(l, b, s))[i] = x;
-          }
 
   // The chunks, each its own sequence with its own scattered blocks; a gap
   // row before and after each chunk that no tile owns.
@@ -98,7 +82,7 @@ TEST_P(CudaPrefillAttention, ChunksMatchTheCpu) {
   for (auto& x : q) x = nd(rng);
   constexpr float kUntouched = 7.25f;
   const std::vector<float> out0(static_cast<size_t>(rows) * out_stride, kUntouched);
-  auto dpool = to_device(dev), dq = to_device(q), dout = to_device(out0), dtiles = to_device(tiles),
+  auto dpool = to_device(pools.device), dq = to_device(q), dout = to_device(out0), dtiles = to_device(tiles),
        dtables = to_device(flat_tables);
   const cuda::AttentionShape shape{sh.heads, sh.kv_heads, hd, 1.0f / std::sqrt(static_cast<float>(hd))};
   cuda::prefill_attention(g, sh.type, dpool.as(), layer, shape, dq.as<float>(), q_stride, dout.as<float>(),
