@@ -509,11 +509,16 @@ std::optional<std::vector<std::byte>> DiskTier::get(const TierKey& key) {
     }
     return std::nullopt;
   }
-  ++counters_.hits;
-  if (same) {
-    policy_->on_hit(id);
-    policy_->on_release(id);
+  if (!same) {
+    // Evicted (or replaced) while the read was out of the lock: what the
+    // tier no longer holds it does not serve, so a record that then fails
+    // verification is always one drop_corrupt finds to count.
+    ++counters_.misses;
+    return std::nullopt;
   }
+  ++counters_.hits;
+  policy_->on_hit(id);
+  policy_->on_release(id);
   const auto* b = reinterpret_cast<const std::byte*>(value.data());
   return std::vector<std::byte>(b, b + value.size());
 }

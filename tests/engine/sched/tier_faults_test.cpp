@@ -142,8 +142,9 @@ size_t value_hash(std::span<const std::byte> v) {
 // then find nothing to count, and the test could not tell a lost count from
 // that race). The mover reads a chain's disk blocks several at a time, then
 // verifies each, so a window may hold several damaged reads: it closes when
-// the last of them is dropped. The disk tier's own evictions need no such care: the entry was
-// just hit, so LRU names it last.
+// the last of them is dropped. The disk tier's own evictions need no such care: a read whose
+// entry they take before it returns is a miss, and one that returns was just hit, so LRU
+// names it last.
 struct KeyLess {
   bool operator()(const cache::TierKey& a, const cache::TierKey& b) const {
     return std::tie(a.scope.lo, a.scope.hi, a.hash.lo, a.hash.hi) < std::tie(b.scope.lo, b.scope.hi, b.hash.lo, b.hash.hi);
