@@ -16,6 +16,25 @@ namespace {
 
 using namespace cuda_testing;
 
+// y = x W^T (beta 0) and y += x W^T (beta 1) for n random rows x, against
+// the CPU's matmul on cpu_w, the same weights.
+void expect_linear_matches(cuda::Gemm& gemm, const cuda::DeviceMatrix& w, const Matrix& cpu_w, int64_t n, double tol,
+                           const std::string& what, std::mt19937& rng) {
+  std::normal_distribution<float> nd;
+  std::vector<float> x(static_cast<size_t>(n * w.cols)), y0(static_cast<size_t>(n * w.rows));
+  for (auto& v : x) v = nd(rng);
+  for (auto& v : y0) v = nd(rng);
+  std::vector<float> want(y0.size());
+  matmul(cpu_w, x.data(), n, want.data());
+  auto dx = to_device(x), dy = to_device(y0);
+  gemm.linear(w, dx.as<float>(), n, dy.as<float>(), w.rows, 0.0f);
+  expect_rel_close(to_host<float>(dy, y0.size()), want, tol, "y = x W^T, " + what);
+  auto dr = to_device(y0);
+  gemm.linear(w, dx.as<float>(), n, dr.as<float>(), w.rows, 1.0f);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += y0[i];
+  expect_rel_close(to_host<float>(dr, y0.size()), want, tol, "y += x W^T, " + what);
+}
+
 class CudaGemm : public CudaTest, public ::testing::WithParamInterface<TensorType> {};
 
 TEST_P(CudaGemm, LinearMatchesTheCpusMatmul) {
@@ -36,20 +55,8 @@ TEST_P(CudaGemm, LinearMatchesTheCpusMatmul) {
   w.storage = to_device(stored);
   w.data = w.storage.as();
   cuda::Gemm gemm(nullptr);
-  for (const int64_t n : {int64_t{1}, int64_t{5}, int64_t{64}}) {  // decode, a small batch, a prefill
-    std::vector<float> x(static_cast<size_t>(n * cols)), y0(static_cast<size_t>(n * rows));
-    for (auto& v : x) v = nd(rng);
-    for (auto& v : y0) v = nd(rng);
-    std::vector<float> want(y0.size());
-    matmul(cpu_w, x.data(), n, want.data());
-    auto dx = to_device(x), dy = to_device(y0);
-    gemm.linear(w, dx.as<float>(), n, dy.as<float>(), rows, 0.0f);
-    expect_rel_close(to_host<float>(dy, y0.size()), want, tol, "y = x W^T, n " + std::to_string(n));
-    auto dr = to_device(y0);
-    gemm.linear(w, dx.as<float>(), n, dr.as<float>(), rows, 1.0f);
-    for (size_t i = 0; i < want.size(); ++i) want[i] += y0[i];
-    expect_rel_close(to_host<float>(dr, y0.size()), want, tol, "y += x W^T, n " + std::to_string(n));
-  }
+  for (const int64_t n : {int64_t{1}, int64_t{5}, int64_t{64}})  // decode, a small batch, a prefill
+    expect_linear_matches(gemm, w, cpu_w, n, tol, "n " + std::to_string(n), rng);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaGemm, ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16),
@@ -95,18 +102,7 @@ TEST_F(CudaGemmQ8_0, LinearMatchesTheCpusF32MatmulOnTheSameWeights) {
                                (n <= kQ8_0MatvecMaxRows ? " (mat-vec)"
                                 : n <= kQ8_0PassedRows  ? " (mat-vec passes)"
                                                         : " (widened)");
-      std::vector<float> x(static_cast<size_t>(n * cols)), y0(static_cast<size_t>(n * rows));
-      for (auto& v : x) v = nd(rng);
-      for (auto& v : y0) v = nd(rng);
-      std::vector<float> want(y0.size());
-      matmul(cpu_w, x.data(), n, want.data());
-      auto dx = to_device(x), dy = to_device(y0);
-      gemm.linear(w, dx.as<float>(), n, dy.as<float>(), rows, 0.0f);
-      expect_rel_close(to_host<float>(dy, y0.size()), want, kF32Rel, "y = x W^T, " + what);
-      auto dr = to_device(y0);
-      gemm.linear_typed(w, dx.as<float>(), n, dr.as<float>(), rows, 1.0f);
-      for (size_t i = 0; i < want.size(); ++i) want[i] += y0[i];
-      expect_rel_close(to_host<float>(dr, y0.size()), want, kF32Rel, "y += x W^T, " + what);
+      expect_linear_matches(gemm, w, cpu_w, n, kF32Rel, what, rng);
     }
   }
 }
