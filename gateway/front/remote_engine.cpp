@@ -156,7 +156,12 @@ void RemoteEngine::send(const std::shared_ptr<Flight>& f) {
       if (f->exchange) f->exchange->cancel();
     }
   };
-  h.on_end = [this, f](const std::string& error) { ended(f, error); };
+  // A completed flight (its done line read, or cancelled) is off flights_,
+  // so shutdown() may have returned and the engine be gone while the
+  // exchange still reads its last bytes: then only the flight is touched.
+  h.on_end = [this, f](const std::string& error) {
+    if (!f->completed) ended(f, error);
+  };
   f->exchange = client::HttpExchange::start(replicas_.pool(f->replica), call, std::move(h));
 }
 
