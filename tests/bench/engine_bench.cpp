@@ -38,19 +38,23 @@ struct Limits {
   double copy_gbps, read_gbps, sgemm_gflops, fma_gflops;
 };
 
-// FLOPs of a prefill of n tokens from position 0: the linear layers (2 per
-// weight per token, the output head for the last token only) plus causal
-// attention (QK^T and PV: 2 x 2 x head_dim x heads per query-key pair).
+// FLOPs of a prefill of n tokens from position 0, as a forward pass that
+// wants the last token's logits needs them (and as both kvgate and
+// llama.cpp compute it): every layer but the last for all n tokens, 2 per
+// weight per token plus causal attention (QK^T and PV: 2 x 2 x head_dim x
+// heads per query-key pair); the last layer's K and V for all n tokens and
+// the rest of it for the last token alone; the output head for that token.
 double prefill_flops(const ModelConfig& c, const LlamaWeights& w, int64_t n) {
-  double per_layer_weights = static_cast<double>(w.layers[0].wq.rows * w.layers[0].wq.cols +
-                                                 2 * w.layers[0].wk.rows * w.layers[0].wk.cols +
-                                                 w.layers[0].wo.rows * w.layers[0].wo.cols +
-                                                 3 * w.layers[0].w_up.rows * w.layers[0].w_up.cols);
-  double linear = 2.0 * per_layer_weights * c.n_layers * static_cast<double>(n);
-  double head = 2.0 * static_cast<double>(w.output.rows * w.output.cols);
-  double pairs = static_cast<double>(n) * static_cast<double>(n + 1) / 2.0;
-  double attention = 4.0 * pairs * c.head_dim * c.n_heads * c.n_layers;
-  return linear + head + attention;
+  const LayerWeights& l = w.layers[0];
+  const double kv_weights = static_cast<double>(2 * l.wk.rows * l.wk.cols);
+  const double other_weights =
+      static_cast<double>(l.wq.rows * l.wq.cols + l.wo.rows * l.wo.cols + 3 * l.w_up.rows * l.w_up.cols);
+  const double tokens = static_cast<double>(n);
+  const double pair_flops = 4.0 * c.head_dim * c.n_heads;
+  const double full_layer = 2.0 * (kv_weights + other_weights) * tokens + pair_flops * tokens * (tokens + 1) / 2.0;
+  const double last_layer = 2.0 * kv_weights * tokens + 2.0 * other_weights + pair_flops * tokens;
+  const double head = 2.0 * static_cast<double>(w.output.rows * w.output.cols);
+  return full_layer * (c.n_layers - 1) + last_layer + head;
 }
 
 // Turns kvgate and llama.cpp take at each row when both are measured.
@@ -194,7 +198,8 @@ int main(int argc, char** argv) {
   std::printf("| FMA peak (%s, register-only, every thread) | %.1f GFLOP/s |\n\n", fma_peak_width(), lim.fma_gflops);
 
   std::printf("Decode reads every weight once per step plus the batch's K/V; the ratio is against read bandwidth.\n");
-  std::printf("Prefill counts 2 FLOPs per weight per token plus causal attention; the ratio is against the FMA peak.\n\n");
+  std::printf("Prefill counts 2 FLOPs per weight per token plus causal attention, the last layer for the last token only "
+              "(but its K and V); the ratio is against the FMA peak.\n\n");
   const int threads = [] {
     const char* env = std::getenv("OMP_NUM_THREADS");
     return env && std::atoi(env) > 0 ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());

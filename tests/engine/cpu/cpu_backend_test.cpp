@@ -102,6 +102,57 @@ TEST(CpuBackend, PrefillThenDecodeEqualsOneTokenAtATime) {
   }
 }
 
+// A step whose rows do not all want logits runs the last layer for the
+// rows that do (and K/V for every row). Three sequences step together, as
+// the scheduler batches them: a prompt wanting its last row, a prompt chunk
+// wanting none, a one-token prompt; then the rest of each; then a decode
+// step of all three, which reads the K/V the first two steps stored in the
+// last layer. A second backend runs the same steps wanting every row's
+// logits, so every layer runs every row: the wanted rows must agree.
+TEST(CpuBackend, LastLayerForLogitRowsEqualsEveryRow) {
+  auto model = stories();
+  Tokens toks = golden_ids();
+  toks.insert(toks.begin(), 1);
+  auto some = make_cpu_backend(model, {});
+  auto every = make_cpu_backend(model, {});
+  const int32_t per_seq = 8, B = some->block_size();
+  ASSERT_GE(some->num_blocks(), 3 * per_seq);
+  ASSERT_GE(per_seq * B, 128);
+  std::vector<std::vector<BlockId>> tables(3);
+  for (int s = 0; s < 3; ++s)
+    for (int i = 0; i < per_seq; ++i) tables[s].push_back(s * per_seq + i);
+  // Each sequence's token ranges per step: [from, to) of toks, at position from - base.
+  const Tokens seqs[3] = {Tokens(toks.begin(), toks.begin() + 47), Tokens(toks.begin() + 60, toks.begin() + 111),
+                          Tokens(toks.begin() + 150, toks.begin() + 153)};
+  const int32_t ends[3][3] = {{45, 46, 47}, {30, 50, 51}, {1, 2, 3}};  // per sequence, the end of steps 1, 2, 3
+  const LogitsWanted wanted[3][3] = {{LogitsWanted::kLast, LogitsWanted::kLast, LogitsWanted::kLast},
+                                     {LogitsWanted::kNone, LogitsWanted::kLast, LogitsWanted::kLast},
+                                     {LogitsWanted::kLast, LogitsWanted::kLast, LogitsWanted::kLast}};
+  int32_t start[3] = {0, 0, 0};
+  Logits a, b;
+  for (int step = 0; step < 3; ++step) {
+    std::vector<SequenceStep> mine, all;
+    for (int s = 0; s < 3; ++s) {
+      const auto run = std::span(seqs[s]).subspan(start[s], ends[s][step] - start[s]);
+      mine.push_back({run, start[s], tables[s], wanted[s][step]});
+      all.push_back({run, start[s], tables[s], LogitsWanted::kAll});
+    }
+    some->forward(mine, b);
+    every->forward(all, a);
+    for (int s = 0; s < 3; ++s) {
+      SCOPED_TRACE(::testing::Message() << "step " << step << " sequence " << s);
+      if (wanted[s][step] == LogitsWanted::kNone) {
+        EXPECT_EQ(b.rows(s), 0);
+      } else {
+        ASSERT_EQ(b.rows(s), 1);
+        const auto got = b.row(s), ref = a.row(s, a.rows(s) - 1);
+        for (int v = 0; v < b.vocab(); ++v) ASSERT_NEAR(got[v], ref[v], 1e-4) << "vocab " << v;
+      }
+      start[s] = ends[s][step];
+    }
+  }
+}
+
 TEST(CpuBackend, ScatteredBlockTableEqualsContiguousOne) {
   auto model = stories();
   Tokens toks = golden_ids();
