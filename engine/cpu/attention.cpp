@@ -219,6 +219,8 @@ void gather_kv(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
                        [&]<typename E>(E) { gather_as<E>(kv, layer, table, n_ctx, kv_head, head_dim, out); });
 }
 
+int32_t attend_rows_min(int32_t head_dim) { return on_panels(head_dim) ? 4 : 12; }
+
 void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const AttentionShape& shape, const float* q,
                  float* out, int64_t row_stride, AttendRowsScratch& scratch) {
   const int32_t hd = shape.head_dim, G = shape.group;

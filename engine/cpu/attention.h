@@ -24,8 +24,12 @@ struct AttentionShape {
 void attend(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
             const AttentionShape& shape, const float* q, float* out, std::vector<float>& scores);
 
-// Queries at least this many tokens long use attend_rows.
-inline constexpr int32_t kAttendRowsMin = 16;
+// Runs of at least this many tokens of one sequence use attend_rows (the
+// gather of K/V included), shorter ones attend token by token: where the
+// two cost the same on the 110M model (head_dim 64), 128 to 3,840 cached
+// positions before the run (docs/benchmarks.md). 4 on the AVX-512 panels,
+// 12 on sgemm.
+int32_t attend_rows_min(int32_t head_dim);
 
 // K and V of one KV head at positions [0, n_ctx) of one sequence, gathered
 // out of their blocks into contiguous f32 (widened from the pool's type):

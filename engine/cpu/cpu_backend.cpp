@@ -236,9 +236,10 @@ class CpuBackend final : public Backend {
     feed_forward(lw, m);
   }
 
-  // Long runs of one sequence's tokens (prefill chunks) attend as matrix
-  // products, in chunks of kAttendChunk queries so each chunk only sees the
-  // positions it needs; single tokens (decode) attend one by one. A long
+  // Runs of attend_rows_min() or more of one sequence's tokens (prefill
+  // chunks, a prefix-cache hit's suffix) attend as matrix products, in
+  // chunks of kAttendChunk queries so each chunk only sees the positions it
+  // needs; shorter runs and single tokens (decode) attend one by one. A long
   // run's K/V are gathered once per KV head for all of its chunks, in a
   // first pass across the team; then every (chunk or token, KV head) item
   // runs, the costliest (latest) chunks first so that the dynamic schedule
@@ -252,7 +253,7 @@ class CpuBackend final : public Backend {
     int64_t row = 0;
     for (const SequenceStep& st : batch) {
       const auto n = static_cast<int32_t>(st.tokens.size());
-      if (n >= kAttendRowsMin) {
+      if (n >= attend_rows_min(hd)) {
         const auto first = static_cast<int32_t>(gathers_.size());
         for (int32_t g = 0; g < nkv; ++g) gathers_.push_back({row, g});
         for (int32_t i = (n - 1) / kAttendChunk * kAttendChunk; i >= 0; i -= kAttendChunk)

@@ -83,11 +83,13 @@ TEST(CpuBackend, PrefillThenDecodeEqualsOneTokenAtATime) {
 
   // A prefill that crosses block boundaries at 16 and 32; then one after a
   // cached prefix (as a prefix-cache hit runs), three chunks of attention
-  // over one gathered K/V, the last one short; then decode.
-  const size_t first = 45, second = 180;
+  // over one gathered K/V, the last one short; then a run of 14, shorter
+  // than a block but long enough for attend_rows (attend_rows_min is 12 for
+  // this model's head_dim of 8); then decode.
+  const size_t first = 45, second = 180, third = 194;
   Logits out;
   size_t pos = 0;
-  for (size_t end : {first, second}) {
+  for (size_t end : {first, second, third}) {
     SequenceStep pre{std::span(toks).subspan(pos, end - pos), static_cast<int32_t>(pos), table, LogitsWanted::kAll};
     b->forward({&pre, 1}, out);
     for (size_t i = pos; i < end; ++i)
@@ -95,7 +97,7 @@ TEST(CpuBackend, PrefillThenDecodeEqualsOneTokenAtATime) {
         ASSERT_NEAR(out.row(0, static_cast<int32_t>(i - pos))[v], ref[i][v], 1e-4) << i;
     pos = end;
   }
-  for (size_t i = second; i < toks.size(); ++i) {
+  for (size_t i = third; i < toks.size(); ++i) {
     SequenceStep st{std::span(toks).subspan(i, 1), static_cast<int32_t>(i), table, LogitsWanted::kLast};
     b->forward({&st, 1}, out);
     for (int v = 0; v < out.vocab(); ++v) ASSERT_NEAR(out.row(0)[v], ref[i][v], 1e-4) << i;
