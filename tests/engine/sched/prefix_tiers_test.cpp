@@ -282,7 +282,9 @@ TEST_P(DamagedDiskRecord, IsAMissNeverServedAndCounted) {
   const cache::TierStats st = disk->stats();
   ASSERT_TRUE(st.faults.contains(GetParam().fault)) << "no fault counted as " << GetParam().fault;
   EXPECT_EQ(st.faults.at(GetParam().fault), 1);
-  // Dropped, and the block the request recomputed written back in its place.
+  // Dropped, and the block the request recomputed written back in its place
+  // (once the copy down it started is done).
+  s->settle_tiers();
   disk->flush();
   const std::optional<std::vector<std::byte>> fresh = disk->get({key.scope, key.hash});
   ASSERT_TRUE(fresh);
