@@ -1,6 +1,7 @@
 #include "engine/cpu/matmul.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/gemm_panel.h"
 #include "engine/cpu/gemm_tile.h"
+#include "engine/cpu/work_split.h"
 #include "engine/error.h"
 #include "engine/model/float_convert.h"
 
@@ -71,18 +73,23 @@ void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t
   // the core's L2 while every weight row passes over it.
   const int64_t cols = targets[0].w->cols;
   const int64_t blocks = (n + kBlockRows - 1) / kBlockRows;
-#pragma omp parallel for collapse(2) schedule(static) if (macs >= kParallelMacs)
-  for (int64_t b = 0; b < blocks; ++b)
-    for (int64_t item = 0; item < space.total; ++item) {
-      const size_t ti = space.target_of(item);
-      const MatmulTarget& t = targets[ti];
-      const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
-      const int64_t t0 = b * kBlockRows, nb = std::min(kBlockRows, n - t0);
-      if (n == 1)
-        gemv_rows(*t.w, r0, r1, x, xq, t.y);
-      else
-        tiles(*t.w, r0, r1, x + t0 * cols, nb, t.y + t0 * t.w->rows);
-    }
+  // The caller's, shared by the team below.
+  thread_local cpu::WorkSplit split;
+  cpu::WorkSplit& work = split;
+  const bool parallel = macs >= kParallelMacs;
+  work.reset(blocks * space.total, parallel ? omp_get_max_threads() : 1);
+#pragma omp parallel if (parallel)
+  work.run([&](int64_t i) {
+    const int64_t b = i / space.total, item = i % space.total;
+    const size_t ti = space.target_of(item);
+    const MatmulTarget& t = targets[ti];
+    const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
+    const int64_t t0 = b * kBlockRows, nb = std::min(kBlockRows, n - t0);
+    if (n == 1)
+      gemv_rows(*t.w, r0, r1, x, xq, t.y);
+    else
+      tiles(*t.w, r0, r1, x + t0 * cols, nb, t.y + t0 * t.w->rows);
+  });
 }
 
 void matmul_sgemm(const Matrix& w, const float* x, int64_t n, float* y) {
