@@ -133,21 +133,26 @@ void matmul_panels(std::span<const MatmulTarget> targets, const float* x, int64_
   float* panels = storage.data() + (16 - reinterpret_cast<uintptr_t>(storage.data()) / 4 % 16) % 16;
   int64_t macs = 0;
   for (const MatmulTarget& t : targets) macs += t.w->rows * cols * n;
+  thread_local cpu::WorkSplit split;  // the caller's, shared by the team below
+  cpu::WorkSplit& work = split;
 #pragma omp parallel if (macs >= kParallelMacs)
   for (int64_t m0 = 0; m0 < n; m0 += pass) {
     const int64_t nm = std::min(pass, n - m0), np = (nm + kPanelTokens - 1) / kPanelTokens;
+#pragma omp single
+    work.reset(space.total, omp_get_num_threads());
 #pragma omp for schedule(static)
     for (int64_t p = 0; p < np; ++p)
       pack_panel(x + (m0 + p * kPanelTokens) * cols, std::min(kPanelTokens, nm - p * kPanelTokens), cols,
                  panels + p * cols * kPanelTokens);
-#pragma omp for schedule(static)
-    for (int64_t item = 0; item < space.total; ++item) {
+    work.run([&](int64_t item) {
       const size_t ti = space.target_of(item);
       const MatmulTarget& t = targets[ti];
       const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
       const PanelSet xs{panels, cols * kPanelTokens, kPanelTokens, nm};
       gemm_panels_avx512(*t.w, r0, r1, xs, t.y + m0 * t.w->rows, t.w->rows, PanelOutput::kByLane);
-    }
+    });
+    // The next pass packs over these panels.
+#pragma omp barrier
   }
 }
 
