@@ -18,7 +18,8 @@ namespace kvgate::cpu {
 
 class WorkSplit {
  public:
-  // Before the parallel region, on one thread: n items over `threads` shares.
+  // On one thread before the team runs it (before the parallel region, or
+  // in an omp single): n items over `threads` shares.
   void reset(int64_t n, int threads) {
     if (threads > capacity_) {
       ranges_ = std::make_unique<Range[]>(static_cast<size_t>(threads));
@@ -30,11 +31,14 @@ class WorkSplit {
   }
 
   // Inside the region, on every thread of the team: f(item) for each item
-  // this thread gets. The region's closing barrier orders the results.
+  // this thread gets. A thread past the shares (a team larger than the
+  // split) only takes from others; a share without its thread is taken by
+  // the rest. The region's closing barrier (or the caller's) orders the results.
   template <class F>
   void run(F&& f) {
     const int me = omp_get_thread_num();
-    for (int64_t item; (item = take_front(ranges_[me])) >= 0;) f(item);
+    if (me < threads_)
+      for (int64_t item; (item = take_front(ranges_[me])) >= 0;) f(item);
     for (;;) {
       int victim = -1;
       int64_t most = 0;

@@ -39,8 +39,11 @@ TEST(WorkSplit, EveryItemRunsExactlyOnce) {
     }
 }
 
-TEST(WorkSplit, ATeamSmallerThanTheSharesTakesTheMissingThreadsItems) {
-  // Split for 4, run by 2 (a region that got fewer threads than asked) or 1.
+TEST(WorkSplit, ATeamOfAnotherSizeThanTheSharesRunsEveryItemOnce) {
+  // Split for 4, run by 2 (a region that got fewer threads than asked) or
+  // 1: the missing threads' shares are taken by the others. Split for 2,
+  // run by 4: the threads past the shares only take from the others.
+  EXPECT_EQ(run(100, 2, 4, [](int64_t) { return int64_t{0}; }), std::vector<int>(100, 1));
   for (int team : {1, 2}) {
     SCOPED_TRACE(::testing::Message() << team << " threads");
     EXPECT_EQ(run(100, 4, team, [](int64_t) { return int64_t{0}; }), std::vector<int>(100, 1));
