@@ -224,14 +224,14 @@ class CpuBackend final : public Backend {
     rope_q(m, &logit_rows_);
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
     const int64_t items = m * nkv;
-    if (scratch_.size() < static_cast<size_t>(omp_get_max_threads())) scratch_.resize(omp_get_max_threads());
+    size_thread_scratch();
 #pragma omp parallel for schedule(dynamic, 1) if (items > 1)
     for (int64_t it = 0; it < items; ++it) {
       const int64_t i = it / nkv, t = logit_rows_[i];
       const int32_t g = static_cast<int32_t>(it % nkv);
       const int64_t off = i * d + static_cast<int64_t>(g) * G * hd;
       attend(kv_, layer, batch[row_seq_[t]].block_table, row_pos_[t] + 1, g, {hd, G}, &q_[off], &att_[off],
-             scratch_[static_cast<size_t>(omp_get_thread_num())].scores);
+             thread_scratch().scores);
     }
     feed_forward(lw, m);
   }
@@ -265,7 +265,7 @@ class CpuBackend final : public Backend {
       row += n;
     }
     if (gathered_.size() < gathers_.size()) gathered_.resize(gathers_.size());
-    if (scratch_.size() < static_cast<size_t>(omp_get_max_threads())) scratch_.resize(omp_get_max_threads());
+    size_thread_scratch();
     const auto n_gathers = static_cast<int64_t>(gathers_.size());
     const auto work = static_cast<int64_t>(items_.size());
     // Parallel once the step attends over enough positions to pay for the team.
@@ -280,7 +280,7 @@ class CpuBackend final : public Backend {
         const int32_t n_ctx = batch[seq].start_pos + static_cast<int32_t>(batch[seq].tokens.size());
         gather_kv(kv_, layer, batch[seq].block_table, n_ctx, gt.kv_head, hd, gathered_[i]);
       }
-      AttentionScratch& mine = scratch_[static_cast<size_t>(omp_get_thread_num())];
+      AttentionScratch& mine = thread_scratch();
 #pragma omp for schedule(dynamic, 1)
       for (int64_t i = 0; i < work; ++i) {
         const AttentionItem it = items_[i];
@@ -293,6 +293,14 @@ class CpuBackend final : public Backend {
       }
     }
   }
+
+  // Attention's per-thread scratch: sized for the team before a parallel
+  // region, then each thread's own inside it.
+  void size_thread_scratch() {
+    if (scratch_.size() < static_cast<size_t>(omp_get_max_threads())) scratch_.resize(omp_get_max_threads());
+  }
+  struct AttentionScratch;
+  AttentionScratch& thread_scratch() { return scratch_[static_cast<size_t>(omp_get_thread_num())]; }
 
   // Logits of the rows that want them, which are x_'s first rows in order:
   // every row, or those last_layer_for_logit_rows moved to the front.

@@ -123,10 +123,11 @@ TEST(CpuBackend, LastLayerForLogitRowsEqualsEveryRow) {
   std::vector<std::vector<BlockId>> tables(3);
   for (int s = 0; s < 3; ++s)
     for (int i = 0; i < per_seq; ++i) tables[s].push_back(s * per_seq + i);
-  // Each sequence's token ranges per step: [from, to) of toks, at position from - base.
+  // Each sequence's prompt, and where each step ends in it (a step runs
+  // from where the previous one ended, at that position).
   const Tokens seqs[3] = {Tokens(toks.begin(), toks.begin() + 47), Tokens(toks.begin() + 60, toks.begin() + 111),
                           Tokens(toks.begin() + 150, toks.begin() + 153)};
-  const int32_t ends[3][3] = {{45, 46, 47}, {30, 50, 51}, {1, 2, 3}};  // per sequence, the end of steps 1, 2, 3
+  const int32_t ends[3][3] = {{45, 46, 47}, {30, 50, 51}, {1, 2, 3}};
   const LogitsWanted wanted[3][3] = {{LogitsWanted::kLast, LogitsWanted::kLast, LogitsWanted::kLast},
                                      {LogitsWanted::kNone, LogitsWanted::kLast, LogitsWanted::kLast},
                                      {LogitsWanted::kLast, LogitsWanted::kLast, LogitsWanted::kLast}};
