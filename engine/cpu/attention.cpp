@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "engine/cpu/attention_avx512.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/exp_nonpositive.h"
 #include "engine/cpu/gemm_panel.h"
@@ -254,7 +255,7 @@ void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const Atten
   for (int32_t r = 0; r < rows; ++r) {
     float* s = S + static_cast<int64_t>(r) * n_ctx;
     const int32_t seen = start_pos + r / G + 1;
-    scratch.sums[static_cast<size_t>(r)] = exp_shifted(s, seen);
+    scratch.sums[static_cast<size_t>(r)] = panels ? exp_shifted_avx512(s, seen) : exp_shifted(s, seen);
     std::fill(s + seen, s + n_ctx, 0.0f);
   }
   if (panels)
