@@ -267,7 +267,9 @@ TEST_P(CpuAttentionDecode, PagedEqualsContiguousReference) {
 // and no other head's columns may be written.
 struct RowsCase {
   int32_t start_pos, n, group, block_size;
-  int32_t head_dim = 16;  // 64: the 110M model's, V in panels of 48 + 16; 8: not whole vectors, sgemm
+  // 64: the 110M model's, V in panels of 48 + 16; 32, 48, 80, 128: other
+  // splits of a row into panels; 8: not whole vectors, sgemm.
+  int32_t head_dim = 16;
 };
 
 // Tolerance: |q.k / sqrt(d)| is O(3) for N(0, 1) entries and each output is
@@ -356,6 +358,7 @@ TEST_P(CpuAttention, AttendRowsEqualsFloat64CausalReference) {
       {5, 16, 4, 16},    {5, 64, 1, 16},    {13, 70, 4, 16}, {37, 6, 2, 16},   {64, 64, 4, 16},
       {100, 130, 2, 16}, {3, 40, 3, 4},     {6, 64, 1, 4},   {1, 65, 4, 4},    {127, 17, 2, 32},
       {200, 64, 3, 16, 64}, {0, 50, 3, 16, 64}, {1, 65, 4, 4, 64}, {127, 17, 2, 32, 64}, {30, 20, 2, 16, 8},
+      {40, 30, 2, 16, 32},  {10, 70, 3, 16, 48}, {90, 20, 4, 16, 80}, {17, 33, 1, 4, 128},
   };
   uint32_t seed = 11;
   for (const RowsCase& c : cases) {
