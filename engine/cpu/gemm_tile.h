@@ -20,6 +20,14 @@
 
 namespace kvgate {
 
+// How far ahead of their loads the AVX-512 tile and both Q8_0 batch-1 loops
+// prefetch weight rows. The hardware prefetcher alone left a 3-row tile at
+// 6 GB/s on Zen 4; this distance (tried: 512, 1024, 2048, 4096) took batch 8
+// from 25 to 17 ms of CPU for the 110M model's F16 layers. Q8_0 at batch 1
+// spent its time on each block's first load without it: with it, 2.70-2.74
+// against 2.82-3.07 ms per token on Zen 5 (2,048 and 8,192 bytes: no better).
+inline constexpr int kPrefetchBytes = 4096;
+
 // Batch n >= 2: y[t * w.rows + r] = w_r . x_t for weight rows r in
 // [r0, r1) and activation rows t < n (x is [n][w.cols]). F32, F16 and BF16
 // rows are read in place; Q8_0 rows are widened a tile at a time into a
@@ -43,9 +51,9 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols 
 // beat an AVX-512 build of the same loop (measured, docs/benchmarks.md), so
 // F32, F16 and BF16 rows have one build. Q8_0 rows use xq, x quantized by
 // quantize_row_q8, and have two: gemv_q8_avx512 where the CPU has AVX-512
-// (VNNI's vpdpbusd sums four int8 products a lane, two blocks a register:
-// Q8_0 at batch 1 is bound by these instructions more than by its bytes),
-// else gemv_q8_avx2.
+// (VNNI's vpdpbusd sums four int8 products a lane, two blocks a register;
+// four blocks' scales converted and multiplied as one vector), else
+// gemv_q8_avx2.
 void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y);
 void gemv_q8_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
 void gemv_q8_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
