@@ -35,10 +35,8 @@ float hmax(__m256 v) {
   return _mm_cvtss_f32(m);
 }
 
-// s[p] <- exp(s[p] - max s) for p < n (n >= 1), and returns their sum (at
-// least 1, the max's own term): a softmax but for the division, which the
-// callers fold into the weights or the output rows.
-float exp_shifted(float* s, int32_t n) {
+// exp_shifted in 8 lanes, for CPUs without AVX-512.
+float exp_shifted_avx2(float* s, int32_t n) {
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int32_t p = 0;
   for (; p + 8 <= n; p += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + p));
@@ -55,6 +53,12 @@ float exp_shifted(float* s, int32_t n) {
   for (; p < n; ++p) sum += (s[p] = cpu::exp_nonpositive1(s[p] - mx));
   return sum;
 }
+
+// s[p] <- exp(s[p] - max s) for p < n (n >= 1), and returns their sum (at
+// least 1, the max's own term): a softmax but for the division, which the
+// callers fold into the weights or the output rows. Every term is the same
+// bits in either build (exp_nonpositive.h); only the sum's order differs.
+float exp_shifted(float* s, int32_t n) { return cpu_has_avx512() ? exp_shifted_avx512(s, n) : exp_shifted_avx2(s, n); }
 
 // q . k over n values, the key widened from its stored type.
 template <typename E>
@@ -255,7 +259,7 @@ void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const Atten
   for (int32_t r = 0; r < rows; ++r) {
     float* s = S + static_cast<int64_t>(r) * n_ctx;
     const int32_t seen = start_pos + r / G + 1;
-    scratch.sums[static_cast<size_t>(r)] = panels ? exp_shifted_avx512(s, seen) : exp_shifted(s, seen);
+    scratch.sums[static_cast<size_t>(r)] = exp_shifted(s, seen);
     std::fill(s + seen, s + n_ctx, 0.0f);
   }
   if (panels)

@@ -1,4 +1,4 @@
-// The AVX-512 pieces of attend_rows (attention.h), in their own translation
+// The AVX-512 pieces of attention (attention.h), in their own translation
 // unit built with -mavx512*: call them only where cpu_has_avx512().
 #pragma once
 
