@@ -39,10 +39,16 @@ struct ItemSpace {
       total += (t[i].w->rows + kItemRows - 1) / kItemRows;
     }
   }
-  size_t target_of(int64_t item) const {
+  // Item `item`'s matrix and output, and its weight rows [r0, r1).
+  struct Rows {
+    const MatmulTarget& target;
+    int64_t r0, r1;
+  };
+  Rows rows_of(int64_t item) const {
     size_t i = 0;
     while (i + 1 < targets.size() && item >= first[i + 1]) ++i;
-    return i;
+    const int64_t r0 = (item - first[i]) * kItemRows;
+    return {targets[i], r0, std::min(r0 + kItemRows, targets[i].w->rows)};
   }
 };
 
@@ -80,10 +86,8 @@ void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t
   work.reset(blocks * space.total, parallel ? omp_get_max_threads() : 1);
 #pragma omp parallel if (parallel)
   work.run([&](int64_t i) {
-    const int64_t b = i / space.total, item = i % space.total;
-    const size_t ti = space.target_of(item);
-    const MatmulTarget& t = targets[ti];
-    const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
+    const int64_t b = i / space.total;
+    const auto [t, r0, r1] = space.rows_of(i % space.total);
     const int64_t t0 = b * kBlockRows, nb = std::min(kBlockRows, n - t0);
     if (n == 1)
       gemv_rows(*t.w, r0, r1, x, xq, t.y);
@@ -145,9 +149,7 @@ void matmul_panels(std::span<const MatmulTarget> targets, const float* x, int64_
       pack_panel(x + (m0 + p * kPanelTokens) * cols, std::min(kPanelTokens, nm - p * kPanelTokens), cols,
                  panels + p * cols * kPanelTokens);
     work.run([&](int64_t item) {
-      const size_t ti = space.target_of(item);
-      const MatmulTarget& t = targets[ti];
-      const int64_t r0 = (item - space.first[ti]) * kItemRows, r1 = std::min(r0 + kItemRows, t.w->rows);
+      const auto [t, r0, r1] = space.rows_of(item);
       const PanelSet xs{panels, cols * kPanelTokens, kPanelTokens, nm};
       gemm_panels_avx512(*t.w, r0, r1, xs, t.y + m0 * t.w->rows, t.w->rows, PanelOutput::kByLane);
     });
