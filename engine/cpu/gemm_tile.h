@@ -29,9 +29,9 @@ namespace kvgate {
 inline constexpr int kPrefetchBytes = 4096;
 
 // Batch n >= 2: y[t * w.rows + r] = w_r . x_t for weight rows r in
-// [r0, r1) and activation rows t < n (x is [n][w.cols]). F32, F16 and BF16
-// rows are read in place; Q8_0 rows are widened a tile at a time into a
-// small thread-local buffer.
+// [r0, r1) and activation rows t < n (x is [n][w.cols]). Weight rows are
+// read in place and widened in registers, but for Q8_0 in the AVX2 build,
+// which widens them a tile at a time into a small thread-local buffer.
 void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
 void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y);
 

@@ -31,24 +31,39 @@ inline float hsum(__m256 v) {
 }
 inline float hsum(__m512 v) { return hsum(_mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1))); }
 
-// 16 weights of a row from column i, widened to f32; `m` masks a row's tail.
+// 16 weights of a row from column i (a multiple of 16), widened to f32; `m`
+// masks a row's tail. offset(i): where column i's bytes start in the row.
 struct LoadF32 {
-  static constexpr int kBytes = 4;
+  static int64_t offset(int64_t i) { return i * 4; }
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, static_cast<const float*>(row) + i);
   }
 };
 struct LoadF16 {
-  static constexpr int kBytes = 2;
+  static int64_t offset(int64_t i) { return i * 2; }
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
   }
 };
 struct LoadBF16 {
-  static constexpr int kBytes = 2;
+  static int64_t offset(int64_t i) { return i * 2; }
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
     return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  }
+};
+
+// Q8_0, widened in the register as F16 is: 16 int8 values (half of a
+// block; Q8_0 rows are whole blocks, so never a tail) times the block's
+// scale. The same single rounding as dequantize_row's d * q, so the products
+// are those of the rows widened into memory, bit for bit, at half the bytes
+// of F16 read and nothing written.
+struct LoadQ8 {
+  static int64_t offset(int64_t i) { return i / kQ8_0Block * static_cast<int64_t>(sizeof(BlockQ8_0)) + i % kQ8_0Block; }
+  static __m512 load(const void* row, int64_t i, __mmask16) {
+    const BlockQ8_0& b = static_cast<const BlockQ8_0*>(row)[i / kQ8_0Block];
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q + i % kQ8_0Block));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(_cvtsh_ss(b.scale_f16)));
   }
 };
 
@@ -57,7 +72,7 @@ inline void step(const void* const* w, const float* const* x, int64_t i, __mmask
   __m512 wv[R];
   for (int r = 0; r < R; ++r) {
     wv[r] = L::load(w[r], i, m);
-    _mm_prefetch(static_cast<const char*>(w[r]) + i * L::kBytes + kPrefetchBytes, _MM_HINT_T0);
+    _mm_prefetch(static_cast<const char*>(w[r]) + L::offset(i) + kPrefetchBytes, _MM_HINT_T0);
   }
   for (int j = 0; j < C; ++j) {
     __m512 xv = _mm512_maskz_loadu_ps(m, x[j] + i);
@@ -99,7 +114,7 @@ void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, f
 template <class L, int R>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   cpu::drive_tiles<R, kTileCols>(
-      w, r0, r1, x, n, y, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
+      w, r0, r1, x, n, y, /*widen_q8=*/false, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
         tile_n<L, R>(nc, wr, xs, w.cols, out);
       });
 }
@@ -189,7 +204,7 @@ void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, i
     case TensorType::F32: return rows_for<LoadF32>(w, r0, r1, x, n, y);
     case TensorType::F16: return rows_for<LoadF16>(w, r0, r1, x, n, y);
     case TensorType::BF16: return rows_for<LoadBF16>(w, r0, r1, x, n, y);
-    case TensorType::Q8_0: return rows_for<LoadF32>(w, r0, r1, x, n, y);
+    case TensorType::Q8_0: return rows_for<LoadQ8>(w, r0, r1, x, n, y);
   }
 }
 

@@ -179,18 +179,19 @@ void matmul_many(std::span<const MatmulTarget> targets, const float* x, int64_t 
 int64_t many_rows_min(TensorType type) {
   // Where the many-rows path caught up with the tiles on the 110M model's
   // linear layers, 2 threads (docs/benchmarks.md, "crossover"). The AVX-512
-  // panels (Zen 5, 2026-12-05): f32 from 16 rows (126 against 106 GFLOP/s),
-  // Q8_0 from 32 (161 / 114: the tile widens Q8_0 in memory too), F16 and
-  // BF16 from 48 (156 / 143; the tile widens them in registers, free at 32).
+  // panels (Zen 5, 2026-12-05): f32 from 16 rows (126 against 106 GFLOP/s);
+  // F16, BF16 and Q8_0 from 48 (F16 156 / 143; the tile widens them in
+  // registers, so at 32 and 40 rows it is 9-13% faster than the panels for
+  // Q8_0, which the panels widen into memory first).
   // Without AVX-512, sgemm overtook the AVX2 2x4 tile at 16 (Zen 4,
   // KVGATE_NO_AVX512=1). Zen 4's half-rate AVX-512 has not been measured
   // against the panels: its crossovers may differ.
   if (!cpu_has_avx512()) return 16;
   switch (type) {
     case TensorType::F32: return 16;
-    case TensorType::Q8_0: return 32;
     case TensorType::F16:
-    case TensorType::BF16: return 48;
+    case TensorType::BF16:
+    case TensorType::Q8_0: return 48;
   }
   return 48;
 }

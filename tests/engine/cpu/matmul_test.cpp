@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -113,6 +114,28 @@ TEST(GemmTile, EveryTypeAndBatchMatchesTheReference) {
         expect_products(w, x, n, y, 0, rows, 1e-5, std::string(b.name) + " " + name(type) + " n=" + std::to_string(n));
       }
     }
+}
+
+// The AVX-512 tile widens Q8_0 in its loads: every product must be the one
+// of the rows dequantized to f32 first (as the AVX2 build does), bit for
+// bit: the same values, summed in the same order.
+TEST(GemmTile, Avx512Q8_0EqualsItsRowsWidenedFirstBitForBit) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
+  const int64_t rows = 37, cols = 256;
+  const StoredMatrix q = make_matrix(TensorType::Q8_0, rows, cols, 21);
+  const Matrix widened{TensorType::F32, rows, cols, static_cast<size_t>(cols) * 4,
+                       reinterpret_cast<const std::byte*>(q.values.data())};
+  for (int64_t n : {2, 5, 8, 17}) {
+    const auto x = make_activations(n, cols, static_cast<uint32_t>(40 + n));
+    std::vector<float> got(static_cast<size_t>(n * rows)), want(got.size());
+    gemm_rows_avx512(q.m, 0, rows, x.data(), n, got.data());
+    gemm_rows_avx512(widened, 0, rows, x.data(), n, want.data());
+    int bad = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && ++bad <= 3)
+        ADD_FAILURE() << "n=" << n << " y[" << i << "] = " << got[i] << ", widened first " << want[i];
+    EXPECT_EQ(bad, 0) << "n=" << n;
+  }
 }
 
 TEST(GemmTile, BatchOneMatchesTheReference) {
