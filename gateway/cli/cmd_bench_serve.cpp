@@ -15,11 +15,11 @@
 
 #include "engine/error.h"
 #include "gateway/cli/commands.h"
-#include "gateway/loadgen/bench_report.h"
-#include "gateway/loadgen/bench_session.h"
-#include "gateway/loadgen/synthetic_workload.h"
-#include "gateway/loadgen/trace_reader.h"
-#include "gateway/loadgen/trace_workload.h"
+#include "gateway/tools/loadgen/bench_report.h"
+#include "gateway/tools/loadgen/bench_session.h"
+#include "gateway/tools/loadgen/synthetic_workload.h"
+#include "gateway/tools/trace/trace_reader.h"
+#include "gateway/tools/loadgen/trace_workload.h"
 
 namespace kvgate::cli {
 namespace {
@@ -96,7 +96,7 @@ Workload plan(const BenchServeOptions& o, bool rate_given) {
     t.vocab_size = o.vocab_size;
     t.seed = o.seed;
     t.source = o.trace_file.empty() ? default_trace() : o.trace_file;
-    return trace_workload(read_trace_file(t.source), t);
+    return trace_workload(trace::read_trace_file(t.source), t);
   }
   throw Error("--workload " + o.workload + ": expected synthetic or trace");
 }

@@ -26,16 +26,16 @@
 #include "gateway/cli/server_start.h"
 #include "gateway/config/config_toml.h"
 #include "gateway/config/serve_flags.h"
-#include "gateway/front/remote_engine.h"
-#include "gateway/front/replica_set.h"
-#include "gateway/front/route_metrics.h"
+#include "gateway/cluster/front/remote_engine.h"
+#include "gateway/cluster/front/replica_set.h"
+#include "gateway/cluster/front/route_metrics.h"
 #include "gateway/openai/chat_template.h"
 #include "gateway/server/server.h"
-#include "gateway/serving/admin_api.h"
+#include "gateway/admin/admin_api.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
-#include "gateway/serving/internal_token.h"
-#include "gateway/serving/metrics_api.h"
+#include "gateway/cluster/wire/internal_token.h"
+#include "gateway/admin/metrics_api.h"
 #include "gateway/serving/pipeline.h"
 #include "gateway/serving/serving_metrics.h"
 #include "tenancy/error.h"
@@ -63,7 +63,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
   if (c.cluster.internal_token_file.empty())
     throw Error("kvgate route needs --internal-token-file: the secret its replicas are started with");
-  const std::string internal_token = serving::read_internal_token(c.cluster.internal_token_file);
+  const std::string internal_token = wire::read_internal_token(c.cluster.internal_token_file);
   std::filesystem::create_directories(c.data.dir);
 
   auto model = Model::load(c.model.path);
@@ -112,10 +112,10 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   std::optional<serving::DurableQueue> durable(std::in_place, 2);
   serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics);
   const serving::KvTiers no_tiers;  // the replicas' own
-  serving::AdminApi admin(nullptr, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), no_tiers);
-  serving::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, *token);
-  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
-                             metrics_api, api_model(c, mc));
+  admin::AdminApi admin(nullptr, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), no_tiers);
+  admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, *token);
+  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()),
+                             api_model(c, mc), routes_of(admin, metrics_api));
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });

@@ -30,14 +30,14 @@
 #include "gateway/config/serve_flags.h"
 #include "gateway/openai/chat_template.h"
 #include "gateway/server/server.h"
-#include "gateway/serving/admin_api.h"
-#include "gateway/serving/block_event_publisher.h"
+#include "gateway/admin/admin_api.h"
+#include "gateway/cluster/replica/block_event_publisher.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
-#include "gateway/serving/internal_api.h"
-#include "gateway/serving/internal_token.h"
+#include "gateway/cluster/replica/internal_api.h"
+#include "gateway/cluster/wire/internal_token.h"
 #include "gateway/serving/kv_tiers.h"
-#include "gateway/serving/metrics_api.h"
+#include "gateway/admin/metrics_api.h"
 #include "gateway/serving/serving_metrics.h"
 #include "gateway/serving/pipeline.h"
 #include "policies/eviction/policy_registry.h"
@@ -63,7 +63,7 @@ void serve(const config::ServerConfig& c) {
 
   // A replica's token is checked before anything slow: a bad file fails the start at once.
   std::optional<std::string> internal_token;
-  if (!c.cluster.internal_token_file.empty()) internal_token = serving::read_internal_token(c.cluster.internal_token_file);
+  if (!c.cluster.internal_token_file.empty()) internal_token = wire::read_internal_token(c.cluster.internal_token_file);
 
   std::filesystem::create_directories(c.data.dir);
   auto model = Model::load(c.model.path);
@@ -92,9 +92,9 @@ void serve(const config::ServerConfig& c) {
   // Below the device pool: opened before the engine starts, closed after it stops.
   const cache::KvIdentity kv_identity = tier_identity(*backend, so.model);
   // The block events outlive the tiers and the engine that tell them.
-  std::optional<serving::BlockEventPublisher> events;
+  std::optional<replica::BlockEventPublisher> events;
   if (!c.cluster.block_events.empty()) {
-    events.emplace(serving::BlockEventPublisherOptions{.endpoint = c.cluster.block_events, .identity = kv_identity});
+    events.emplace(replica::BlockEventPublisherOptions{.endpoint = c.cluster.block_events, .identity = kv_identity});
     so.block_events = &*events;
     say("block events on " + events->endpoint());
   }
@@ -113,16 +113,20 @@ void serve(const config::ServerConfig& c) {
 
   std::optional<serving::DurableQueue> durable(std::in_place, 2);
   serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
-  serving::AdminApi admin(&engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
-  serving::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, *token);
-  std::optional<serving::InternalApi> internal;
+  admin::AdminApi admin(&engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
+  admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, *token);
+  std::optional<replica::InternalApi> internal;
   if (internal_token) {
-    internal.emplace(engine, serving::InternalToken(*internal_token), c.served_model_name(), kv_identity,
+    internal.emplace(engine, wire::InternalToken(*internal_token), c.served_model_name(), kv_identity,
                      events ? events->endpoint() : std::string(), events ? &*events : nullptr);
     say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
   }
-  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()), admin,
-                             metrics_api, api_model(c, mc), internal ? &*internal : nullptr);
+  std::vector<server::Mount> mounts = routes_of(admin, metrics_api);
+  if (internal) mounts.push_back({"/internal", [&internal](const server::HttpRequest& r, server::Reply& rep) { (*internal)(r, rep); }});
+  serving::ApiModel served = api_model(c, mc);
+  served.replica_only = internal.has_value();
+  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()),
+                             std::move(served), std::move(mounts));
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });

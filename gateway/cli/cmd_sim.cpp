@@ -14,12 +14,12 @@
 
 #include "engine/error.h"
 #include "gateway/cli/commands.h"
-#include "gateway/route/route_error.h"
-#include "gateway/route/route_policy.h"
-#include "gateway/sim/cluster_replay.h"
-#include "gateway/sim/replay.h"
-#include "gateway/sim/replay_trace.h"
-#include "gateway/sim/sim_report.h"
+#include "gateway/cluster/route/route_error.h"
+#include "gateway/cluster/route/route_policy.h"
+#include "gateway/tools/sim/cluster_replay.h"
+#include "gateway/tools/sim/replay.h"
+#include "gateway/tools/sim/replay_trace.h"
+#include "gateway/tools/sim/sim_report.h"
 #include "policies/eviction/policy_error.h"
 #include "policies/eviction/policy_registry.h"
 

@@ -49,6 +49,12 @@ server::ServerOptions server_options(const config::ServerConfig& c) {
   return o;
 }
 
+std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& metrics) {
+  std::vector<server::Mount> mounts = metrics.mounts();
+  mounts.push_back({"/admin", [&admin](const server::HttpRequest& r, server::Reply& rep) { admin(r, rep); }});
+  return mounts;
+}
+
 serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc) {
   serving::ApiModel m;
   m.id = c.served_model_name();

@@ -6,8 +6,11 @@
 #include <signal.h>
 
 #include <string>
+#include <vector>
 
 #include "engine/model_config.h"
+#include "gateway/admin/admin_api.h"
+#include "gateway/admin/metrics_api.h"
 #include "gateway/config/server_config.h"
 #include "gateway/server/server.h"
 #include "gateway/server/server_options.h"
@@ -28,6 +31,10 @@ void say(const std::string& line);
 
 server::ServerOptions server_options(const config::ServerConfig& c);
 serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc);
+
+// The operator's routes that `serve` and `route` mount beside the OpenAI
+// ones: /admin, /metrics and /dashboard.
+std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& metrics);
 
 // The first start's demo key and admin token, shown once.
 void announce_secrets(const serving::FirstStartSecrets& secrets);

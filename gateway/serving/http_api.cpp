@@ -14,7 +14,6 @@
 #include "gateway/openai/model_list.h"
 #include "gateway/openai/response_meta.h"
 #include "gateway/serving/credentials.h"
-#include "gateway/serving/dashboard_page.h"
 #include "gateway/serving/hex_text.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/reply_sinks.h"
@@ -49,25 +48,22 @@ HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
 }  // namespace
 
 HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-                 AdminApi& admin, MetricsApi& metrics, ApiModel model, const InternalApi* internal)
+                 ApiModel model, std::vector<server::Mount> mounts)
     : pipeline_(pipeline),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
       chat_(chat),
       encoder_(tokenizer),
-      admin_(admin),
-      metrics_(metrics),
       model_(std::move(model)),
-      internal_(internal) {}
+      mounts_(std::move(mounts)) {}
 
 void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
-  answer_or_error(reply, [&] { route(req, reply); });
+  answer_or_error(reply, [&] { dispatch(req, reply); });
 }
 
-void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const {
+void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) const {
   const std::string_view path = req.path();
-  if (path.starts_with("/admin/") || path == "/admin") return admin_(req, reply);
-  if (internal_ && path.starts_with("/internal/")) return (*internal_)(req, reply);
+  if (const server::MountedRoutes* routes = server::find_mount(mounts_, path)) return (*routes)(req, reply);
   auto only = [&](std::string_view method) {
     if (req.method != method) throw openai::method_not_allowed(req.method, path);
   };
@@ -94,19 +90,6 @@ void HttpApi::route(const server::HttpRequest& req, server::Reply& reply) const 
     only("GET");
     return usage(req, reply);
   }
-  if (path == "/metrics") {
-    only("GET");
-    return metrics_.metrics(req, reply);
-  }
-  if (path == "/dashboard") {  // the page holds no data: no credential needed
-    only("GET");
-    reply.send(200, dashboard_headers(), std::string(dashboard_page()));
-    return;
-  }
-  if (path == "/dashboard/data") {
-    only("GET");
-    return metrics_.dashboard_data(req, reply);
-  }
   throw openai::route_not_found(req.method, path);
 }
 
@@ -124,7 +107,7 @@ void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const 
 }
 
 void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
-  if (internal_)
+  if (model_.replica_only)
     throw openai::permission_denied(
         "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = require_tenant(req, tenancy_);

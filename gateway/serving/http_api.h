@@ -5,10 +5,9 @@
 //   POST /v1/completions          a prompt (text or token ids), streamed or not
 //   POST /v1/chat/completions     messages rendered by the model's chat template
 //   GET  /v1/usage                the calling tenant's own usage over a period
-//   GET  /metrics                 Prometheus exposition (metrics_api.h; the admin token)
-//   GET  /dashboard/data          the dashboard's figures (admin token: all; a key: its tenant's)
-//   /admin/...                    admin_api.h (the admin token only)
-//   /internal/...                 internal_api.h, on a replica of a route front only
+//   anything under a mount        that part's own routes (server/mount.h): cli/
+//                                 mounts admin/'s (/admin, /metrics, /dashboard)
+//                                 and, on a replica, cluster/replica/'s (/internal)
 //
 // Each /v1 request: the key resolves the tenant (401 otherwise), the body is
 // parsed and checked (400 naming the parameter), the prompt is rendered and
@@ -16,7 +15,7 @@
 // context, admits it (429 with retry-after and x-ratelimit-* headers), and
 // runs it (503 when the engine is full). Successful answers carry the
 // x-ratelimit-* headers too. A client that goes away cancels its request.
-// On a replica (an InternalApi given) the two generation routes are 403:
+// On a replica (`replica_only`) the two generation routes are 403:
 // its requests come from the route front, which admits and bills them, and
 // a tenant must not reach the engine around it.
 //
@@ -27,15 +26,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gateway/openai/chat_template.h"
 #include "gateway/openai/generation_options.h"
 #include "gateway/openai/prompt_encoder.h"
 #include "gateway/server/http_request.h"
+#include "gateway/server/mount.h"
 #include "gateway/server/reply.h"
-#include "gateway/serving/admin_api.h"
-#include "gateway/serving/internal_api.h"
-#include "gateway/serving/metrics_api.h"
 #include "gateway/serving/pipeline.h"
 
 namespace kvgate::serving {
@@ -47,17 +45,18 @@ struct ApiModel {
   int32_t max_prompt_tokens = 0;  // the operator's bound on a prompt; 0 = the context
   int32_t max_output_tokens = 0;  // the operator's bound on max_tokens; 0 = the context
   int32_t completions_default_max_tokens = 16;  // OpenAI's default for /v1/completions
+  bool replica_only = false;  // a replica of a route front: no generation routes of its own
 };
 
 class HttpApi {
  public:
   HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-          AdminApi& admin, MetricsApi& metrics, ApiModel model, const InternalApi* internal = nullptr);
+          ApiModel model, std::vector<server::Mount> mounts = {});
 
   void operator()(server::HttpRequest req, server::Reply reply) const;
 
  private:
-  void route(const server::HttpRequest& req, server::Reply& reply) const;
+  void dispatch(const server::HttpRequest& req, server::Reply& reply) const;
   void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
   void models(const server::HttpRequest& req, server::Reply& reply) const;
   void usage(const server::HttpRequest& req, server::Reply& reply) const;
@@ -67,10 +66,8 @@ class HttpApi {
   const Tokenizer& tokenizer_;
   const openai::ChatTemplate chat_;
   const openai::PromptEncoder encoder_;
-  AdminApi& admin_;
-  MetricsApi& metrics_;
   const ApiModel model_;
-  const InternalApi* const internal_;  // set: this server is a replica of a route front
+  const std::vector<server::Mount> mounts_;
 };
 
 }  // namespace kvgate::serving

@@ -37,8 +37,8 @@
 #include <thread>
 #include <vector>
 
-#include "gateway/route/replica_index.h"
-#include "gateway/route/route_policy.h"
+#include "gateway/cluster/route/replica_index.h"
+#include "gateway/cluster/route/route_policy.h"
 
 namespace {
 

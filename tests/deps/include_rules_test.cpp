@@ -8,12 +8,18 @@
 //   tenancy/   tenancy/ only
 //   engine/    engine/, cache/, policies/
 //   kernels/   kernels/, the Backend seam headers, cache/ids.h
-//   gateway/   anything but tests/; gateway/route/ (the routing core, under
-//              the real front) only itself, cache/ and policies/;
-//              gateway/client/ (the HTTPS client) only itself and
-//              engine/error.h; gateway/loadgen/ (bench-serve) only itself,
-//              gateway/client/, cache/ and engine/error.h: nothing of the
-//              server
+//   gateway/   anything but tests/, in three parts:
+//     the edge (server/ openai/ serving/ admin/ metrics/ config/ client/)
+//              nothing of cluster/, tools/ or cli/; serving/ nothing of
+//              admin/ (cli/ mounts admin/'s routes beside serving/'s);
+//              client/ (the HTTPS client) only itself and engine/error.h
+//     cluster/ wire/ (the formats both ends share) nothing of gateway/
+//              outside it; route/ (the routing core) only itself, cache/
+//              and policies/; replica/ and front/ not each other: the two
+//              ends meet only in wire/
+//     tools/   nothing of the server: only tools/, client/, cluster/route/,
+//              cache/, policies/ and engine/error.h
+//   only gateway/cli/ (and gateway/main.cpp) includes gateway/cli/
 //   ops/       ops/ only (kvgatectl is a client of the HTTP API)
 //   nothing    includes tests/
 // and inside engine/:
@@ -52,6 +58,39 @@ bool starts_with(const std::string& s, const std::string& prefix) { return s.rfi
 
 std::string module_of(const std::string& path) { return path.substr(0, path.find('/')); }
 
+// The three parts of gateway/ (see the rules above).
+std::optional<std::string> why_forbidden_in_gateway(const std::string& file, const std::string& target) {
+  auto under = [](const std::string& path, std::initializer_list<const char*> dirs) {
+    return std::any_of(dirs.begin(), dirs.end(), [&](const char* d) { return starts_with(path, d); });
+  };
+  if (starts_with(target, "gateway/cli/") && !starts_with(file, "gateway/cli/") && file != "gateway/main.cpp")
+    return "only gateway/cli/ puts the parts together";
+  if (under(file, {"gateway/server/", "gateway/openai/", "gateway/serving/", "gateway/admin/", "gateway/metrics/",
+                   "gateway/config/", "gateway/client/"}) &&
+      under(target, {"gateway/cluster/", "gateway/tools/"}))
+    return "the single-machine edge uses nothing of gateway/cluster/ or gateway/tools/";
+  if (starts_with(file, "gateway/serving/") && starts_with(target, "gateway/admin/"))
+    return "gateway/serving/ uses nothing of gateway/admin/ (cli/ mounts its routes)";
+  if (starts_with(file, "gateway/client/") && !starts_with(target, "gateway/client/") && target != "engine/error.h")
+    return "gateway/client/ may use only engine/error.h (nothing of the server)";
+  if (starts_with(file, "gateway/cluster/wire/") && starts_with(target, "gateway/") &&
+      !starts_with(target, "gateway/cluster/wire/"))
+    return "gateway/cluster/wire/ is what both ends share: it uses nothing else of gateway/";
+  if (starts_with(file, "gateway/cluster/route/") && !starts_with(target, "gateway/cluster/route/") &&
+      !under(target, {"cache/", "policies/"}))
+    return "gateway/cluster/route/ may use only cache/ and policies/";
+  if (starts_with(file, "gateway/cluster/replica/") && starts_with(target, "gateway/cluster/front/"))
+    return "a replica and its front meet only in gateway/cluster/wire/";
+  if (starts_with(file, "gateway/cluster/front/") && starts_with(target, "gateway/cluster/replica/"))
+    return "a replica and its front meet only in gateway/cluster/wire/";
+  if (starts_with(file, "gateway/tools/") &&
+      !under(target, {"gateway/tools/", "gateway/client/", "gateway/cluster/route/", "cache/", "policies/"}) &&
+      target != "engine/error.h")
+    return "gateway/tools/ uses nothing of the server: only gateway/tools/, gateway/client/, "
+           "gateway/cluster/route/, cache/, policies/ and engine/error.h";
+  return std::nullopt;
+}
+
 // Why `file` may not include `target` (both relative to the source root),
 // or nothing when it may.
 std::optional<std::string> why_forbidden(const std::string& file, const std::string& target) {
@@ -68,13 +107,9 @@ std::optional<std::string> why_forbidden(const std::string& file, const std::str
   if (from == "engine" && !in({"engine", "cache", "policies"})) return "engine/ may use only cache/ and policies/";
   if (from == "kernels" && !in({"kernels"}) && !kSeamHeaders.count(target) && target != "cache/ids.h")
     return "kernels/ may see only the Backend seam headers and cache/ids.h";
-  if (starts_with(file, "gateway/route/") && !starts_with(target, "gateway/route/") && !in({"cache", "policies"}))
-    return "gateway/route/ may use only cache/ and policies/";
-  if (starts_with(file, "gateway/client/") && !starts_with(target, "gateway/client/") && target != "engine/error.h")
-    return "gateway/client/ may use only engine/error.h (nothing of the server)";
-  if (starts_with(file, "gateway/loadgen/") && !starts_with(target, "gateway/loadgen/") &&
-      !starts_with(target, "gateway/client/") && !in({"cache"}) && target != "engine/error.h")
-    return "gateway/loadgen/ may use only gateway/client/, cache/ and engine/error.h (nothing of the server)";
+  if (from == "gateway") {
+    if (const auto why = why_forbidden_in_gateway(file, target)) return why;
+  }
   if (from != "engine") return std::nullopt;
 
   if (kSeamHeaders.count(file)) {
@@ -240,25 +275,47 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"gateway/cli/x.cpp", "tenancy/tenancy.h", true},
       {"gateway/cli/x.cpp", "engine/sched/engine.h", true},
       {"gateway/x.cpp", "tests/shared_data.h", false},
-      {"gateway/route/x.cpp", "cache/hash128.h", true},
-      {"gateway/route/x.cpp", "policies/eviction/eviction_policy.h", true},
-      {"gateway/route/x.cpp", "gateway/route/replica_index.h", true},
-      {"gateway/route/x.cpp", "engine/error.h", false},
-      {"gateway/route/x.cpp", "gateway/serving/pipeline.h", false},
-      {"gateway/sim/x.cpp", "gateway/route/replica_index.h", true},
+      {"gateway/cluster/route/x.cpp", "cache/hash128.h", true},
+      {"gateway/cluster/route/x.cpp", "policies/eviction/eviction_policy.h", true},
+      {"gateway/cluster/route/x.cpp", "gateway/cluster/route/replica_index.h", true},
+      {"gateway/cluster/route/x.cpp", "engine/error.h", false},
+      {"gateway/cluster/route/x.cpp", "gateway/serving/pipeline.h", false},
+      {"gateway/cluster/route/x.cpp", "gateway/cluster/wire/event_wire.h", false},
+      {"gateway/cluster/wire/x.cpp", "engine/request.h", true},
+      {"gateway/cluster/wire/x.cpp", "gateway/cluster/wire/event_wire.h", true},
+      {"gateway/cluster/wire/x.cpp", "gateway/serving/pipeline.h", false},
+      {"gateway/cluster/wire/x.cpp", "gateway/cluster/route/replica_index.h", false},
+      {"gateway/cluster/replica/x.cpp", "gateway/cluster/wire/replica_wire.h", true},
+      {"gateway/cluster/replica/x.cpp", "gateway/serving/pipeline.h", true},
+      {"gateway/cluster/replica/x.cpp", "gateway/cluster/front/replica_set.h", false},
+      {"gateway/cluster/front/x.cpp", "gateway/cluster/wire/replica_wire.h", true},
+      {"gateway/cluster/front/x.cpp", "gateway/client/http_exchange.h", true},
+      {"gateway/cluster/front/x.cpp", "gateway/cluster/replica/internal_api.h", false},
+      {"gateway/serving/x.cpp", "gateway/cluster/replica/internal_api.h", false},
+      {"gateway/serving/x.cpp", "gateway/admin/admin_api.h", false},
+      {"gateway/serving/x.cpp", "gateway/tools/sim/replay.h", false},
+      {"gateway/server/x.cpp", "gateway/cli/commands.h", false},
+      {"gateway/admin/x.cpp", "gateway/serving/pipeline.h", true},
+      {"gateway/admin/x.cpp", "gateway/cluster/wire/replica_wire.h", false},
+      {"gateway/cli/x.cpp", "gateway/cluster/front/replica_set.h", true},
+      {"gateway/main.cpp", "gateway/cli/commands.h", true},
+      {"gateway/tools/sim/x.cpp", "gateway/cluster/route/replica_index.h", true},
+      {"gateway/tools/sim/x.cpp", "gateway/tools/trace/trace_reader.h", true},
+      {"gateway/tools/sim/x.cpp", "gateway/cluster/wire/event_wire.h", false},
+      {"gateway/tools/sim/x.cpp", "engine/sched/engine.h", false},
       {"gateway/client/x.cpp", "gateway/client/https_target.h", true},
       {"gateway/client/x.cpp", "engine/error.h", true},
       {"gateway/client/x.cpp", "gateway/server/reply.h", false},
-      {"gateway/client/x.cpp", "gateway/loadgen/workload.h", false},
+      {"gateway/client/x.cpp", "gateway/tools/loadgen/workload.h", false},
       {"gateway/client/x.cpp", "cache/ids.h", false},
-      {"gateway/loadgen/x.cpp", "gateway/client/http_exchange.h", true},
-      {"gateway/loadgen/x.cpp", "gateway/loadgen/workload.h", true},
-      {"gateway/loadgen/x.cpp", "cache/ids.h", true},
-      {"gateway/loadgen/x.cpp", "engine/error.h", true},
-      {"gateway/loadgen/x.cpp", "gateway/server/server.h", false},
-      {"gateway/loadgen/x.cpp", "gateway/serving/pipeline.h", false},
-      {"gateway/loadgen/x.cpp", "engine/sched/engine.h", false},
-      {"gateway/front/x.cpp", "gateway/client/http_exchange.h", true},
+      {"gateway/tools/loadgen/x.cpp", "gateway/client/http_exchange.h", true},
+      {"gateway/tools/loadgen/x.cpp", "gateway/tools/loadgen/workload.h", true},
+      {"gateway/tools/loadgen/x.cpp", "cache/ids.h", true},
+      {"gateway/tools/loadgen/x.cpp", "engine/error.h", true},
+      {"gateway/tools/loadgen/x.cpp", "gateway/server/server.h", false},
+      {"gateway/tools/loadgen/x.cpp", "gateway/serving/pipeline.h", false},
+      {"gateway/tools/loadgen/x.cpp", "engine/sched/engine.h", false},
+      {"gateway/tools/trace/x.cpp", "tenancy/usage.h", false},
       {"engine/x.cpp", "tests/shared_data.h", false},
       {"engine/backend.h", "engine/batch.h", true},
       {"engine/batch.h", "cache/ids.h", true},

@@ -10,15 +10,15 @@
 #include <span>
 #include <vector>
 
-#include "gateway/route/event_wire.h"
+#include "gateway/cluster/wire/event_wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   try {
-    const kvgate::route::EventMessage m = kvgate::route::decode(in);
-    const std::vector<std::byte> again = kvgate::route::encode(m);
+    const kvgate::wire::EventMessage m = kvgate::wire::decode(in);
+    const std::vector<std::byte> again = kvgate::wire::encode(m);
     if (again.size() != size || !std::equal(again.begin(), again.end(), in.begin())) std::abort();
-  } catch (const kvgate::route::WireError&) {
+  } catch (const kvgate::wire::WireError&) {
   }
   return 0;
 }

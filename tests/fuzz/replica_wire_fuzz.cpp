@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/serving/replica_wire.h"
+#include "gateway/cluster/wire/replica_wire.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/loadgen/prometheus_scrape.h"
-#include "gateway/loadgen/stream_frames.h"
+#include "gateway/tools/loadgen/prometheus_scrape.h"
+#include "gateway/tools/loadgen/stream_frames.h"
 
 using namespace kvgate::loadgen;
 

@@ -13,9 +13,9 @@
 #include <unordered_map>
 
 #include "engine/error.h"
-#include "gateway/loadgen/token_blocks.h"
-#include "gateway/loadgen/trace_reader.h"
-#include "gateway/loadgen/trace_workload.h"
+#include "gateway/tools/loadgen/token_blocks.h"
+#include "gateway/tools/trace/trace_reader.h"
+#include "gateway/tools/loadgen/trace_workload.h"
 
 using namespace kvgate::loadgen;
 
