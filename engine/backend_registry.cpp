@@ -6,7 +6,7 @@
 #include "engine/backend_registry.h"
 
 #include "engine/cpu/cpu_backend.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/model.h"
 #include "engine/model/tensor_type.h"
 #include "engine/weights_view.h"

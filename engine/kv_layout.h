@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model_config.h"
 
 namespace kvgate {

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/cli/commands.h"
 
 int main(int argc, char** argv) {

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/weights_view.h"
 
 namespace kvgate::cuda {

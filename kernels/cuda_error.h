@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::cuda {
 

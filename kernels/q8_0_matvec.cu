@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "kernels/cuda_error.h"
 #include "kernels/warp_reduce.cuh"
 #include "kernels/weight_decode.cuh"

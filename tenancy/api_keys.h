@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tenancy/clock.h"
-#include "tenancy/mutex.h"
+#include "base/mutex.h"
 #include "tenancy/store.h"
 #include "tenancy/tenant.h"
 #include "tenancy/tenant_registry.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tenancy/ledger_record.h"
-#include "tenancy/mutex.h"
+#include "base/mutex.h"
 #include "tenancy/store.h"
 
 namespace kvgate::tenancy {

@@ -24,7 +24,7 @@
 #include <variant>
 
 #include "tenancy/clock.h"
-#include "tenancy/mutex.h"
+#include "base/mutex.h"
 #include "tenancy/prices.h"
 #include "tenancy/quota_limits.h"
 #include "tenancy/tenant.h"

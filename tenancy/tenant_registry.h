@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tenancy/clock.h"
-#include "tenancy/mutex.h"
+#include "base/mutex.h"
 #include "tenancy/prices.h"
 #include "tenancy/store.h"
 #include "tenancy/tenant.h"

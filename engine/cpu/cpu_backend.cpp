@@ -31,7 +31,7 @@
 #include "engine/cpu/attention.h"
 #include "engine/cpu/matmul.h"
 #include "engine/cpu/rowwise.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/cpu/kv_pool.h"
 #include "engine/model/model.h"

@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/kv_layout.h"
 #include "engine/model/float_convert.h"
 

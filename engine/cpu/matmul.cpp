@@ -10,7 +10,7 @@
 #include "engine/cpu/gemm_panel.h"
 #include "engine/cpu/gemm_tile.h"
 #include "engine/cpu/work_split.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 
 namespace kvgate {

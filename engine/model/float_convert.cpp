@@ -6,7 +6,7 @@
 #include <bit>
 #include <cmath>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 

@@ -11,7 +11,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace gguf_detail {

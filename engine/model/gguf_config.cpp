@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf.h"
 
 namespace kvgate {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

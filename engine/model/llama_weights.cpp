@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/model/gguf.h"
 

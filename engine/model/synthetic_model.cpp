@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"

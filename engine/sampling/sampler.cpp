@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/cpu/vec_math.h"
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "engine/sched/generator.h"
 #include "engine/sched/scheduler.h"
 

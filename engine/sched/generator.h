@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/request.h"
 #include "engine/sched/request_limits.h"
 #include "engine/sched/request_stream.h"

@@ -15,7 +15,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "engine/request.h"
 #include "engine/sched/request_timing.h"
 

@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/sched/sequence.h"
 #include "engine/sched/tier_identity.h"
 

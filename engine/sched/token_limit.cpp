@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 

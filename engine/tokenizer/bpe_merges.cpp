@@ -4,7 +4,7 @@
 #include <bit>
 #include <map>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

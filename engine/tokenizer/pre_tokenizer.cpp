@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/tokenizer/gpt2_ascii_match.h"
 
 namespace kvgate {

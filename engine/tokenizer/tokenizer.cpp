@@ -1,7 +1,7 @@
 #include "engine/tokenizer/tokenizer.h"
 
 #include "engine/tokenizer/bpe_tokenizer.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/tokenizer/spm_tokenizer.h"
 
 namespace kvgate {

@@ -5,7 +5,7 @@
 #include <climits>
 #include <optional>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

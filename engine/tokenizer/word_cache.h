@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "cache/ids.h"
-#include "engine/mutex.h"
+#include "base/mutex.h"
 
 namespace kvgate {
 

@@ -13,7 +13,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/cli/commands.h"
 #include "gateway/tools/loadgen/bench_report.h"
 #include "gateway/tools/loadgen/bench_session.h"

@@ -12,7 +12,7 @@
 
 #include "cache/tiers/disk_tier.h"
 #include "engine/backend_registry.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/tier_identity.h"

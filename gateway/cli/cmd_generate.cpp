@@ -8,7 +8,7 @@
 #include <boost/json.hpp>
 
 #include "engine/backend_registry.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/model.h"
 #include "engine/sched/scheduler.h"
 #include "engine/text/text_stream.h"

@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/kv_layout.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "engine/backend_registry.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/engine.h"

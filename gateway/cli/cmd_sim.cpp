@@ -12,7 +12,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/cli/commands.h"
 #include "gateway/cluster/route/route_error.h"
 #include "gateway/cluster/route/route_policy.h"

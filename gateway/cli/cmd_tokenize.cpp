@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/cli/commands.h"

@@ -7,7 +7,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::client {
 namespace net = boost::asio;

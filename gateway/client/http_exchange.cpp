@@ -6,7 +6,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::client {
 namespace net = boost::asio;

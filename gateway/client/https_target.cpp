@@ -3,7 +3,7 @@
 
 #include <openssl/ssl.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::client {
 

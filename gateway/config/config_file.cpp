@@ -13,7 +13,7 @@
 
 #include <toml++/toml.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/byte_size.h"
 #include "gateway/config/nearest_name.h"
 

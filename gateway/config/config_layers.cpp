@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::config {
 

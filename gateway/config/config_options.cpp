@@ -7,7 +7,7 @@
 #include <charconv>
 #include <type_traits>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/byte_size.h"
 #include "policies/eviction/policy_error.h"
 #include "policies/eviction/policy_registry.h"

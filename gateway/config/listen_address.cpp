@@ -5,7 +5,7 @@
 
 #include <charconv>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::config {
 namespace {

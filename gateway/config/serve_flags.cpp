@@ -3,7 +3,7 @@
 // 0" and "io_threads = 0" are refused with the same words.
 #include "gateway/config/serve_flags.h"
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/config_file.h"
 #include "gateway/config/config_layers.h"
 

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/error.h"
-#include "engine/mutex.h"
+#include "base/error.h"
+#include "base/mutex.h"
 
 namespace kvgate::metrics {
 

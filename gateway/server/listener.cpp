@@ -3,7 +3,7 @@
 
 #include <boost/asio/strand.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/server/detect_session.h"
 #include "gateway/server/plain_session.h"
 

@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/server/http_headers.h"
 #include "gateway/server/reply_target.h"
 

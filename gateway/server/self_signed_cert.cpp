@@ -17,7 +17,7 @@
 #include <memory>
 #include <system_error>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/server/openssl_error.h"
 
 namespace kvgate::server {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/server/listener.h"
 #include "gateway/server/server_core.h"
 #include "gateway/server/session_base.h"

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/server/handler.h"
 #include "gateway/server/server_options.h"
 #include "gateway/server/server_stats.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/server/openssl_error.h"
 
 namespace kvgate::server {

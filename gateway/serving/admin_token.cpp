@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/serving/hex_text.h"
 #include "tenancy/api_keys.h"
 #include "tenancy/random_bytes.h"

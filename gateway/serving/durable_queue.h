@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 
 namespace kvgate::serving {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "cache/tiers/stacked_store.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/listen_address.h"
 #include "policies/eviction/policy_registry.h"
 

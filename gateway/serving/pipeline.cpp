@@ -12,7 +12,7 @@
 
 #include <utility>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/text/text_stream.h"
 #include "gateway/serving/billed_usage.h"
 #include "gateway/serving/tenant_identity.h"

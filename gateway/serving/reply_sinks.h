@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/generation_options.h"
 #include "gateway/openai/stream_chunk.h"

@@ -24,7 +24,7 @@
 #include <string_view>
 
 #include "engine/finish_reason.h"
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "engine/sched/engine.h"
 #include "engine/sched/request_timing.h"
 #include "gateway/metrics/registry.h"

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "engine/backend_registry.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"

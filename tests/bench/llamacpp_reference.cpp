@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/config_file.h"
 #include "gateway/config/config_toml.h"
 

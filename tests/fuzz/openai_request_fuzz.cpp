@@ -23,7 +23,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/openai/prompt_encoder.h"

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/tokenizer/gpt2_byte_map.h"
 #include "engine/tokenizer/pre_tokenizer.h"
 #include "engine/text/stream_decoder.h"

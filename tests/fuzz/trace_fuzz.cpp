@@ -12,7 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/token_blocks.h"
 #include "gateway/tools/trace/trace_reader.h"
 #include "gateway/tools/loadgen/trace_workload.h"

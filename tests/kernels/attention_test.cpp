@@ -21,7 +21,7 @@
 
 #include "engine/cpu/attention.h"
 #include "engine/cpu/kv_pool.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "kernels/kv_pool_geometry.h"
 #include "kernels/paged_attention.h"

@@ -11,7 +11,7 @@
 
 #include "engine/backend_registry.h"
 #include "engine/cpu/cpu_backend.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/weights_view.h"
 #include "kernels/cuda_backend.h"
 #include "kernels/device_weights.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "engine/backend_registry.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "kernels/cuda_backend.h"
 #include "tests/engine/test_models.h"
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/sampling/sampler.h"
 #include "kernels/sampling.h"
 #include "tests/kernels/cuda_test_support.h"

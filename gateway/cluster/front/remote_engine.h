@@ -31,7 +31,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "engine/sched/generator.h"
 #include "gateway/cluster/front/replica_set.h"
 

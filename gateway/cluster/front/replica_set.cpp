@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/client/http_exchange.h"
 #include "gateway/client/https_target.h"
 #include "gateway/cluster/wire/event_wire.h"

@@ -39,7 +39,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "cache/tiers/kv_identity.h"
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/client/connection_pool.h"
 #include "gateway/cluster/front/event_subscriber.h"
 #include "gateway/cluster/route/replica_index.h"

@@ -3,7 +3,7 @@
 #include <random>
 #include <zmq.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::replica {
 

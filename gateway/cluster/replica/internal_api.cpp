@@ -7,7 +7,7 @@
 #include <charconv>
 #include <memory>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/cluster/wire/replica_wire.h"

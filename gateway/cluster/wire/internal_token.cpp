@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tenancy/api_keys.h"
 
 namespace kvgate::wire {

@@ -10,7 +10,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/blocking_fetch.h"
 #include "gateway/client/connection_pool.h"
 #include "gateway/tools/loadgen/prometheus_scrape.h"

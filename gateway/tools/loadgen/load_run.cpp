@@ -10,7 +10,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/completion_call.h"
 
 namespace kvgate::loadgen {

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/arrivals.h"
 #include "gateway/tools/loadgen/token_blocks.h"
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::loadgen {
 

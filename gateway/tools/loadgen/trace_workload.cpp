@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/token_blocks.h"
 
 namespace kvgate::loadgen {

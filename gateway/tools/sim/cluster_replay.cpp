@@ -5,7 +5,7 @@
 #include <memory>
 #include <queue>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/cluster/route/replica_index.h"
 #include "gateway/cluster/route/route_policy.h"
 #include "gateway/tools/sim/tier_chain.h"

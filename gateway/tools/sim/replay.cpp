@@ -4,7 +4,7 @@
 #include <chrono>
 #include <limits>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/sim/tier_chain.h"
 
 namespace kvgate::sim {

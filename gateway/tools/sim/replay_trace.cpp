@@ -6,7 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/trace/trace_reader.h"
 
 namespace kvgate::sim {

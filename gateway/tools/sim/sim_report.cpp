@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::sim {
 namespace {

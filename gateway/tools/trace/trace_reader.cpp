@@ -11,7 +11,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::trace {
 namespace json = boost::json;

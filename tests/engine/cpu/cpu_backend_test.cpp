@@ -11,7 +11,7 @@
 #include "engine/cpu/attention.h"
 #include "engine/cpu/matmul.h"
 #include "engine/kv_layout.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/model/model.h"
 #include "tests/shared_data.h"

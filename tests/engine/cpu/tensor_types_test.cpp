@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "engine/cpu/cpu_backend.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/model/model.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/model/gguf_writer.h"
 #include "tests/shared_data.h"

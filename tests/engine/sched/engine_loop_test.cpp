@@ -12,7 +12,7 @@
 
 #include "cache/tiers/host_tier.h"
 #include "engine/sched/engine.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "policies/eviction/policy_registry.h"
 #include "tests/engine/sched/scheduler_support.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tests/engine/sched/prefix_support.h"
 
 namespace kvgate {

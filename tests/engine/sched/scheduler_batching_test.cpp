@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "tests/engine/sched/scheduler_support.h"
 
 namespace kvgate {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate {
 namespace {

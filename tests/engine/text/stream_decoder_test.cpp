@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/utf8.h"
 #include "tests/shared_data.h"

@@ -8,7 +8,7 @@
 #include <random>
 #include <thread>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/tokenizer/pre_tokenizer.h"
 #include "engine/tokenizer/tokenizer.h"

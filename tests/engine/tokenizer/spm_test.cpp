@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/gguf_writer.h"
 #include "engine/text/stream_decoder.h"
 #include "engine/tokenizer/tokenizer.h"

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/text/stream_decoder.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/tokenizer/utf8.h"

@@ -25,7 +25,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/client/connection_pool.h"
 #include "gateway/client/http_exchange.h"
 #include "gateway/client/https_target.h"

@@ -2,7 +2,7 @@
 // replicas), and the ones it refuses.
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/client/https_target.h"
 
 namespace kvgate::client {

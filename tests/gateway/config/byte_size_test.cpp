@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::config {
 namespace {

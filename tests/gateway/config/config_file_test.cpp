@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/config_options.h"
 
 namespace kvgate::config {

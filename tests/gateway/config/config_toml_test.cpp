@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/config/config_file.h"
 #include "gateway/config/config_options.h"
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 
 namespace kvgate::config {
 namespace {

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/server/reply.h"
 #include "gateway/server/reply_state.h"
 

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <memory>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/server/self_signed_cert.h"
 #include "tests/temp_dir.h"
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <thread>
 
-#include "engine/mutex.h"
+#include "base/mutex.h"
 #include "gateway/server/server.h"
 #include "tests/gateway/server/test_client.h"
 #include "tests/temp_dir.h"

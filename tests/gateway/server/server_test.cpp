@@ -12,8 +12,8 @@
 #include <future>
 #include <thread>
 
-#include "engine/error.h"
-#include "engine/mutex.h"
+#include "base/error.h"
+#include "base/mutex.h"
 #include "gateway/server/server.h"
 #include "gateway/server/sse.h"
 #include "tests/gateway/server/server_fixture.h"

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/server/server.h"
 #include "gateway/server/sse.h"
 #include "tests/gateway/server/server_fixture.h"

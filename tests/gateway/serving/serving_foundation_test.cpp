@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/billed_usage.h"
 #include "gateway/serving/bootstrap.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/cpu/cpu_backend.h"
-#include "engine/error.h"
+#include "base/error.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/tier_identity.h"

@@ -19,7 +19,7 @@
 
 #include <boost/json.hpp>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/bench_session.h"
 #include "gateway/tools/loadgen/synthetic_workload.h"
 #include "gateway/server/server.h"

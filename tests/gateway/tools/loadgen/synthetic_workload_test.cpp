@@ -7,7 +7,7 @@
 #include <cmath>
 #include <map>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/arrivals.h"
 #include "gateway/tools/loadgen/synthetic_workload.h"
 

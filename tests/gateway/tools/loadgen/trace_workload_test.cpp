@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/loadgen/trace_workload.h"
 #include "tests/shared_data.h"
 

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/cluster/route/route_error.h"
 
 namespace kvgate::sim {

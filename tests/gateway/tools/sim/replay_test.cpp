@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/sim/replay.h"
 #include "policies/eviction/policy_error.h"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/sim/replay_trace.h"
 
 namespace kvgate::sim {

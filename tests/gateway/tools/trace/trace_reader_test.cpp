@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "engine/error.h"
+#include "base/error.h"
 #include "gateway/tools/trace/trace_reader.h"
 #include "tests/shared_data.h"
 

@@ -6,8 +6,8 @@
 // uninstrumented library would hide its lock order from TSan. The
 // annotation macros are abseil's (header-only).
 //
-// The same small header as engine/mutex.h: DESIGN lets tenancy/ use no
-// module of ours, so it keeps its own copy rather than reach into engine/.
+// In base/, which every module may use, so that tenancy/ and cache/ hold
+// the same annotated lock as engine/ and gateway/ instead of a copy.
 #pragma once
 
 #include <absl/base/thread_annotations.h>
@@ -15,7 +15,7 @@
 #include <condition_variable>
 #include <mutex>
 
-namespace kvgate::tenancy {
+namespace kvgate {
 
 class ABSL_LOCKABLE Mutex {
  public:
@@ -55,4 +55,4 @@ class CondVar {
   std::condition_variable cv_;
 };
 
-}  // namespace kvgate::tenancy
+}  // namespace kvgate

@@ -1,5 +1,6 @@
-// kvgate::Error: the one exception type the engine throws for bad input
-// (files, shapes, prompts). Its message names what is wrong, for a person.
+// kvgate::Error: the exception type for bad input (files, shapes, prompts,
+// flags, wire bodies), thrown by every module but tenancy/ (which has its
+// own, with codes). Its message names what is wrong, for a person.
 #pragma once
 
 #include <stdexcept>
