@@ -16,7 +16,7 @@
 namespace {
 
 using namespace kvgate;
-using namespace kvgate::serving;
+using namespace kvgate::wire;
 
 void call(std::string_view in) {
   ReplicaCall c;

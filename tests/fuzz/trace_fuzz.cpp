@@ -18,6 +18,7 @@
 #include "gateway/tools/loadgen/trace_workload.h"
 
 using namespace kvgate::loadgen;
+using namespace kvgate::trace;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
