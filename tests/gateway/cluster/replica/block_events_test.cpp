@@ -135,7 +135,11 @@ TEST(BlockEvents, AReplicaOfAnotherBlockSizeIsNotScoredAndTheFeedSaysWhy) {
   const route::ReplicaId r = link.r;
   replica::BlockEventPublisher& pub = link.pub;
   pub.on_block_event(stored(1));
-  std::this_thread::sleep_for(50ms);
+  // The event has gone out in a message, and the front has read up to that
+  // message (a message's seq is the count of messages sent up to it).
+  ASSERT_TRUE(eventually([&] { return pub.stats().sent == 1; }));
+  const auto sent_by = static_cast<uint64_t>(pub.stats().messages);
+  ASSERT_TRUE(eventually([&] { return f.sub.feed(r).last_seq >= sent_by; }));
   const ReplicaFeed feed = f.sub.feed(r);
   EXPECT_FALSE(feed.scorable);
   EXPECT_EQ(feed.mismatch, "block_size 32, ours 16");
