@@ -96,17 +96,31 @@ void require(bool ok, const std::string& what) {
 
 // --- The data directory's disk ----------------------------------------------
 
+// The regular files under `dir`, each with its size. RocksDB deletes files
+// (obsolete blob and SST files) on its own threads while the benchmark
+// looks, so a file that vanishes between the listing and the look is
+// skipped, never an exception.
+template <class F>
+void for_each_file(const fs::path& dir, F&& f) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!it->is_regular_file(entry_ec)) continue;
+    const uintmax_t size = fs::file_size(it->path(), entry_ec);
+    if (!entry_ec) f(it->path(), static_cast<size_t>(size));
+  }
+}
+
 // Every regular file under `dir`: synced (so its pages are clean) and
 // dropped from the page cache.
 void drop_page_cache(const fs::path& dir) {
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    const int fd = ::open(e.path().c_str(), O_RDONLY);
-    if (fd < 0) continue;
+  for_each_file(dir, [](const fs::path& path, size_t) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) return;
     ::fdatasync(fd);
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
-  }
+  });
 }
 
 // The fraction of the bytes of the files under `dir` that are in the page cache.
@@ -114,28 +128,27 @@ double resident_fraction(const fs::path& dir) {
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   size_t total = 0, resident = 0;
   std::vector<unsigned char> vec;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file() || e.file_size() == 0) continue;
-    const int fd = ::open(e.path().c_str(), O_RDONLY);
-    if (fd < 0) continue;
-    const size_t size = e.file_size();
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  for_each_file(dir, [&](const fs::path& path, size_t) {
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) return;
+    struct stat st {};
+    const size_t size = ::fstat(fd, &st) == 0 ? static_cast<size_t>(st.st_size) : 0;  // the file opened, not the listing
+    void* p = size ? ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
     ::close(fd);
-    if (p == MAP_FAILED) continue;
+    if (p == MAP_FAILED) return;
     vec.resize((size + page - 1) / page);
     if (::mincore(p, size, vec.data()) == 0) {
       total += vec.size();
       for (unsigned char v : vec) resident += v & 1;
     }
     ::munmap(p, size);
-  }
+  });
   return total ? static_cast<double>(resident) / static_cast<double>(total) : 0.0;
 }
 
 int64_t dir_bytes(const fs::path& dir) {
   int64_t n = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) n += static_cast<int64_t>(e.file_size());
+  for_each_file(dir, [&](const fs::path&, size_t size) { n += static_cast<int64_t>(size); });
   return n;
 }
 
