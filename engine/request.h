@@ -66,8 +66,10 @@ struct RequestResult {
   FinishReason finish = FinishReason::kStop;
   int32_t prompt_tokens = 0;
   int32_t cached_tokens = 0;
-  // Of cached_tokens, those restored from the host and the disk tier (the
-  // rest were hits in the device pool).
+  // cached_tokens by the tier each came from, counted where the scheduler
+  // splits the admission's hits (cached = device + host + disk): hits in
+  // the device pool, and blocks restored from the host and the disk tier.
+  int32_t cached_device_tokens = 0;
   int32_t cached_host_tokens = 0;
   int32_t cached_disk_tokens = 0;
   int32_t fresh_prefill_tokens = 0;

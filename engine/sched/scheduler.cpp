@@ -302,6 +302,7 @@ void Scheduler::copy_on_write_last(Seq& s) {
 void Scheduler::settle_first_admission(Seq& s, int32_t cached) {
   s.ever_admitted = true;
   s.result.cached_tokens = cached;
+  s.result.cached_device_tokens = cached;  // until count_tiers finds some came from below
   s.result.fresh_prefill_tokens = s.n_prompt() - cached;
   if (s.caching) pool_.record_query(s.who.tenant, s.n_prompt(), cached);
   s.timing.admitted = SteadyClock::now();
@@ -430,7 +431,8 @@ Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits,
 // recomputes its last position, taken from the last block's tier).
 void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n_hits, bool resumed) {
   const int32_t n_device = n_hits - static_cast<int32_t>(r.tiers.size());
-  int32_t left = cached - std::min(cached, n_device * block_size_);
+  const int32_t device = std::min(cached, n_device * block_size_);
+  int32_t left = cached - device;
   int32_t host = 0, disk = 0;
   for (policies::Tier t : r.tiers) {
     const int32_t n = std::min(left, block_size_);
@@ -438,6 +440,7 @@ void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n
     left -= n;
   }
   if (!resumed) {
+    s.result.cached_device_tokens = device;
     s.result.cached_host_tokens = host;
     s.result.cached_disk_tokens = disk;
   } else {
@@ -455,15 +458,15 @@ bool Scheduler::room_in_cache_quota(Seq& s, int64_t pending) {
 }
 
 void Scheduler::run_planned(StepReport& rep) {
-  steps_.clear();
+  batch_.clear();
   for (const Planned& p : plan_) {
     Seq& s = *p.seq;
     const bool last = s.n_computed + p.n == size32(s.tokens);
-    steps_.push_back({std::span<const TokenId>(s.tokens).subspan(static_cast<size_t>(s.n_computed),
+    batch_.push_back({std::span<const TokenId>(s.tokens).subspan(static_cast<size_t>(s.n_computed),
                                                                    static_cast<size_t>(p.n)),
                       s.n_computed, s.table, last ? LogitsWanted::kLast : LogitsWanted::kNone});
   }
-  backend_->forward(steps_, logits_);
+  backend_->forward(batch_, logits_);
   const SteadyClock::time_point now = SteadyClock::now();
   std::vector<std::pair<Seq*, FinishReason>> ended;
   for (size_t i = 0; i < plan_.size(); ++i) {
@@ -528,6 +531,7 @@ void Scheduler::finish(Seq& s, FinishReason why, const std::string& error) {
   c.error = error;
   if (!s.ever_admitted) {  // nothing was cached for it, nothing computed
     c.result.cached_tokens = 0;
+    c.result.cached_device_tokens = c.result.cached_host_tokens = c.result.cached_disk_tokens = 0;
     c.result.fresh_prefill_tokens = c.result.prompt_tokens;
   }
   c.timing = std::move(s.timing);

@@ -6,22 +6,6 @@
 namespace kvgate::openai {
 namespace json = boost::json;
 
-namespace {
-
-uint64_t count(int32_t n) { return n > 0 ? static_cast<uint64_t>(n) : 0; }
-
-}  // namespace
-
-UsageReport usage_from_result(const RequestResult& r) {
-  UsageReport u;
-  u.prompt_tokens = count(r.prompt_tokens);
-  u.completion_tokens = r.output.size();
-  u.cached_device_tokens = count(r.cached_tokens);
-  u.fresh_prefill_tokens = count(r.fresh_prefill_tokens);
-  u.cache_written_tokens = count(r.cache_written_tokens);
-  return u;
-}
-
 json::value to_json(const UsageReport& u) {
   json::object by_tier;
   by_tier["device"] = u.cached_device_tokens;

@@ -27,7 +27,6 @@
 
 #include <boost/json/value.hpp>
 
-#include "engine/request.h"
 
 namespace kvgate::openai {
 
@@ -51,11 +50,6 @@ struct UsageReport {
   bool balanced() const { return prompt_tokens == cached_tokens() + fresh_prefill_tokens; }
   bool operator==(const UsageReport&) const = default;
 };
-
-// The token counts of a finished request. The engine's cache hits are all
-// device hits until the host and disk tiers land. Cost is left at 0: the
-// pipeline prices the request with the tenant's plan.
-UsageReport usage_from_result(const RequestResult& r);
 
 boost::json::value to_json(const UsageReport& u);
 

@@ -13,9 +13,9 @@ uint64_t u64(int32_t v) { return static_cast<uint64_t>(std::max<int32_t>(v, 0));
 tenancy::TokenUsage token_usage(const RequestResult& r) {
   tenancy::TokenUsage u;
   u.prompt_tokens = u64(r.prompt_tokens);
+  u.cached_device = u64(r.cached_device_tokens);
   u.cached_host = u64(r.cached_host_tokens);
   u.cached_disk = u64(r.cached_disk_tokens);
-  u.cached_device = u64(r.cached_tokens - r.cached_host_tokens - r.cached_disk_tokens);
   u.fresh_prefill = u64(r.fresh_prefill_tokens);
   u.cache_written = u64(r.cache_written_tokens);
   u.output_tokens = r.output.size();

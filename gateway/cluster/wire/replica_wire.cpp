@@ -299,6 +299,7 @@ std::string encode_done_line(const Completion& c) {
   result["finish"] = finish_reason_name(r.finish);
   result["prompt_tokens"] = r.prompt_tokens;
   result["cached_tokens"] = r.cached_tokens;
+  result["cached_device_tokens"] = r.cached_device_tokens;
   result["cached_host_tokens"] = r.cached_host_tokens;
   result["cached_disk_tokens"] = r.cached_disk_tokens;
   result["fresh_prefill_tokens"] = r.fresh_prefill_tokens;
@@ -387,6 +388,7 @@ void ReplicaStreamReader::line(std::string_view text, SteadyClock::time_point no
   res.finish = parse_finish(r.string("finish"), "done.result.finish");
   res.prompt_tokens = r.i32("prompt_tokens", 0);
   res.cached_tokens = r.i32("cached_tokens", 0);
+  res.cached_device_tokens = r.i32("cached_device_tokens", 0);
   res.cached_host_tokens = r.i32("cached_host_tokens", 0);
   res.cached_disk_tokens = r.i32("cached_disk_tokens", 0);
   res.fresh_prefill_tokens = r.i32("fresh_prefill_tokens", 0);

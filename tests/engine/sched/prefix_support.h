@@ -135,11 +135,16 @@ inline int64_t drain(Scheduler& s, int64_t max_steps = 100000) {
 }
 
 // Submits `req`, drains, and returns its result from the stream's completion.
+// Runs one request to its end; every result it returns has its cached
+// tokens split by tier at the source: device + host + disk = cached.
 inline RequestResult run_one(Scheduler& s, Request req, Submitter who = {}) {
   auto st = s.submit(std::move(req), who);
   drain(s);
   EXPECT_TRUE(st->finished());
-  return st->finished() ? st->wait().result : RequestResult{};
+  const RequestResult r = st->finished() ? st->wait().result : RequestResult{};
+  EXPECT_EQ(r.cached_device_tokens + r.cached_host_tokens + r.cached_disk_tokens, r.cached_tokens);
+  EXPECT_EQ(r.cached_tokens + r.fresh_prefill_tokens, r.prompt_tokens);
+  return r;
 }
 
 using kvgate::testing::some_tokens;

@@ -74,6 +74,7 @@ TEST(PrefixTiers, AHitFromTheHostTierGivesTheCacheOffOutput) {
   EXPECT_EQ(again.cached_tokens, 95);  // a whole-prompt hit recomputes its last position
   EXPECT_EQ(again.cached_host_tokens, 95);
   EXPECT_EQ(again.cached_disk_tokens, 0);
+  EXPECT_EQ(again.cached_device_tokens, 0);
   EXPECT_EQ(again.prompt_tokens, again.cached_tokens + again.fresh_prefill_tokens);
   EXPECT_EQ(s->restores().blocks_from_host, 6);
 }

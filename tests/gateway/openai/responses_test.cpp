@@ -74,24 +74,6 @@ TEST(Responses, UsageCountsEveryTierAsCached) {
   EXPECT_FALSE(u.balanced());
 }
 
-TEST(Responses, UsageFromAnEngineResult) {
-  RequestResult r;
-  r.output = {5, 6, 7};
-  r.prompt_tokens = 33;
-  r.cached_tokens = 32;
-  r.fresh_prefill_tokens = 1;
-  r.cache_written_tokens = 16;
-  const UsageReport u = usage_from_result(r);
-  EXPECT_EQ(u.prompt_tokens, 33u);
-  EXPECT_EQ(u.completion_tokens, 3u);
-  EXPECT_EQ(u.cached_device_tokens, 32u);
-  EXPECT_EQ(u.cached_host_tokens + u.cached_disk_tokens, 0u);
-  EXPECT_EQ(u.fresh_prefill_tokens, 1u);
-  EXPECT_EQ(u.cache_written_tokens, 16u);
-  EXPECT_EQ(u.cost_micros, 0u);
-  EXPECT_TRUE(u.balanced());
-}
-
 TEST(Responses, ChatCompletionObject) {
   const json::value v = wire(chat_completion_response(kChatMeta, "Hello there", FinishReason::kStop, sample_usage()));
   EXPECT_EQ(keys(v), (std::vector<std::string>{"id", "object", "created", "model", "choices", "usage"}));

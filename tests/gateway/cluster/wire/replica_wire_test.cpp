@@ -34,7 +34,8 @@ static bool operator==(const Submitter& a, const Submitter& b) {
 }
 static bool operator==(const RequestResult& a, const RequestResult& b) {
   return a.id == b.id && a.output == b.output && a.finish == b.finish && a.prompt_tokens == b.prompt_tokens &&
-         a.cached_tokens == b.cached_tokens && a.cached_host_tokens == b.cached_host_tokens &&
+         a.cached_tokens == b.cached_tokens && a.cached_device_tokens == b.cached_device_tokens &&
+         a.cached_host_tokens == b.cached_host_tokens &&
          a.cached_disk_tokens == b.cached_disk_tokens && a.fresh_prefill_tokens == b.fresh_prefill_tokens &&
          a.cache_written_tokens == b.cache_written_tokens && a.preemptions == b.preemptions &&
          a.recomputed_tokens == b.recomputed_tokens && a.resumed_restored_tokens == b.resumed_restored_tokens &&
@@ -261,7 +262,8 @@ Completion sample_completion() {
   Completion c;
   RequestResult& r = c.result;
   r.finish = FinishReason::kLength;
-  r.prompt_tokens = 40, r.cached_tokens = 32, r.cached_host_tokens = 16, r.cached_disk_tokens = 8;
+  r.prompt_tokens = 40, r.cached_tokens = 32, r.cached_device_tokens = 8, r.cached_host_tokens = 16;
+  r.cached_disk_tokens = 8;
   r.fresh_prefill_tokens = 8, r.cache_written_tokens = 16, r.preemptions = 1, r.recomputed_tokens = 3;
   r.resumed_restored_tokens = 2, r.pinned_tokens = 32, r.pin_refused = true;
   c.error = "";
@@ -429,7 +431,8 @@ TEST(ReplicaStreamReader, RefusesMalformedStreamsNamingWhatIsWrong) {
   // Each field of the done line, missing or wrong.
   const json::value good = json::parse(done);
   for (const char* f : {"done.result", "done.error", "done.timing", "done.result.finish", "done.result.prompt_tokens",
-                        "done.result.cached_tokens", "done.result.cached_host_tokens",
+                        "done.result.cached_tokens", "done.result.cached_device_tokens",
+                        "done.result.cached_host_tokens",
                         "done.result.cached_disk_tokens", "done.result.fresh_prefill_tokens",
                         "done.result.cache_written_tokens", "done.result.preemptions",
                         "done.result.recomputed_tokens", "done.result.resumed_restored_tokens",
