@@ -5,15 +5,12 @@
 
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/json_body.h"
+#include "gateway/openai/json_fields.h"
 
 namespace kvgate::openai {
 namespace json = boost::json;
 
 namespace {
-
-std::string index_path(std::string_view base, std::size_t i) {
-  return std::string(base) + "[" + std::to_string(i) + "]";
-}
 
 ChatRole parse_role(const FieldReader& m) {
   auto role = m.string("role");

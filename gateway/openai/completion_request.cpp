@@ -7,15 +7,12 @@
 
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/json_body.h"
+#include "gateway/openai/json_fields.h"
 
 namespace kvgate::openai {
 namespace json = boost::json;
 
 namespace {
-
-std::string index_path(std::string_view base, std::size_t i) {
-  return std::string(base) + "[" + std::to_string(i) + "]";
-}
 
 ApiError several_prompts(std::size_t n) {
   return invalid_value("prompt", "only one prompt per request: got an array of " + std::to_string(n) +

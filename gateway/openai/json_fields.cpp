@@ -22,6 +22,10 @@ std::string_view json_kind_name(const json::value& v) {
   return "a value";
 }
 
+std::string index_path(std::string_view base, std::size_t i) {
+  return std::string(base) + "[" + std::to_string(i) + "]";
+}
+
 std::optional<int64_t> json_integer(const json::value& v) {
   if (v.is_int64()) return v.get_int64();
   if (v.is_uint64()) {

@@ -26,6 +26,9 @@ std::string_view json_kind_name(const boost::json::value& v);
 // The value as an integer if it is one (see above), else nullopt.
 std::optional<int64_t> json_integer(const boost::json::value& v);
 
+// The JSON path of element i of the array at `base`: "messages[2]".
+std::string index_path(std::string_view base, std::size_t i);
+
 class FieldReader {
  public:
   // `prefix` is the path of `object` itself ("" for the body, "stream_options"...).
