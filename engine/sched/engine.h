@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "base/mutex.h"
-#include "engine/sched/generator.h"
+#include "engine/engine_client.h"
 #include "engine/sched/scheduler.h"
 
 namespace kvgate {
@@ -31,7 +31,7 @@ struct EngineOptions {
   int64_t max_outstanding = 0;
 };
 
-class Engine : public Generator {
+class Engine : public EngineClient {
  public:
   Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOptions eng = {});
   ~Engine() override;
@@ -50,7 +50,7 @@ class Engine : public Generator {
   // string) knows its id even if every token comes before submit() returns.
   std::shared_ptr<RequestStream> submit(Request req, Submitter who, RequestStream::Callback cb = {},
                                         const std::function<void(RequestId)>& on_id = {});
-  // The Generator's start: submit() with the id told as placed here.
+  // The EngineClient's start: submit() with the id told as placed here.
   RequestId start(Request req, Submitter who, RequestStream::Callback cb, const OnPlaced& placed) override {
     return submit(std::move(req), who, std::move(cb), [&placed](RequestId id) {
       if (placed) placed(id, {});

@@ -213,7 +213,7 @@ class Scheduler {
   // Per-step scratch.
   int32_t budget_ = 0;
   std::vector<Planned> plan_;
-  std::vector<SequenceStep> steps_;
+  std::vector<SequenceStep> batch_;  // what forward() runs this step: each sequence's new tokens
   Logits logits_;
 };
 

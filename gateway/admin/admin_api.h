@@ -22,7 +22,7 @@
 // The cache and policy routes are in admin_cache_routes.cpp.
 //
 // Everything here waits on RocksDB or on the engine loop, so it runs on the
-// DurableQueue's threads, never on the I/O thread that received it.
+// BlockingPool's threads, never on the I/O thread that received it.
 #pragma once
 
 #include <string_view>
@@ -32,7 +32,7 @@
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_token.h"
-#include "gateway/serving/durable_queue.h"
+#include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/kv_tiers.h"
 #include "gateway/serving/pipeline.h"
 #include "tenancy/tenancy.h"
@@ -43,7 +43,7 @@ class AdminApi {
  public:
   // `engine` is null on a route front: the tenancy routes are its own, the
   // cache and policy routes belong to each replica and answer 404 saying so.
-  AdminApi(Engine* engine, tenancy::Tenancy& tenancy, serving::DurableQueue& work, serving::AdminToken token, serving::Pipeline& pipeline,
+  AdminApi(Engine* engine, tenancy::Tenancy& tenancy, serving::BlockingPool& work, serving::AdminToken token, serving::Pipeline& pipeline,
            const Tokenizer& tokenizer, std::string model, const serving::KvTiers& tiers)
       : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)), pipeline_(pipeline),
         tokenizer_(tokenizer), model_(std::move(model)), tiers_(tiers) {}
@@ -58,7 +58,7 @@ class AdminApi {
 
   Engine* const engine_;
   tenancy::Tenancy& tenancy_;
-  serving::DurableQueue& work_;
+  serving::BlockingPool& work_;
   const serving::AdminToken token_;
   serving::Pipeline& pipeline_;
   const Tokenizer& tokenizer_;

@@ -9,7 +9,7 @@
 //
 // Both first refresh the figures read at scrape time (on a server,
 // ServingMetrics::collect, which waits for a step boundary; on a route
-// front, the replicas' state), so they answer from the DurableQueue's
+// front, the replicas' state), so they answer from the BlockingPool's
 // threads, never from the I/O thread that received them.
 #pragma once
 
@@ -21,7 +21,7 @@
 #include "gateway/server/mount.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_token.h"
-#include "gateway/serving/durable_queue.h"
+#include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/serving_metrics.h"
 #include "tenancy/tenancy.h"
 
@@ -29,9 +29,9 @@ namespace kvgate::admin {
 
 class MetricsApi {
  public:
-  // `refresh` runs before every exposition (on a DurableQueue thread).
+  // `refresh` runs before every exposition (on a BlockingPool thread).
   using Refresh = std::function<void()>;
-  MetricsApi(Refresh refresh, serving::ServingMetrics& metrics, tenancy::Tenancy& tenancy, serving::DurableQueue& work,
+  MetricsApi(Refresh refresh, serving::ServingMetrics& metrics, tenancy::Tenancy& tenancy, serving::BlockingPool& work,
              const serving::AdminToken& token)
       : refresh_(std::move(refresh)), metrics_(metrics), tenancy_(tenancy), work_(work), token_(token) {}
 
@@ -51,7 +51,7 @@ class MetricsApi {
   const Refresh refresh_;
   serving::ServingMetrics& metrics_;
   tenancy::Tenancy& tenancy_;
-  serving::DurableQueue& work_;
+  serving::BlockingPool& work_;
   const serving::AdminToken& token_;
 };
 

@@ -1,6 +1,6 @@
 // kvgate route: the front over several `kvgate serve` replicas. It is a
 // whole gateway at the edge (TLS, keys, quotas, tokenizing, the ledger: the
-// same HttpApi and Pipeline as `kvgate serve`) whose Generator is the
+// same HttpApi and Pipeline as `kvgate serve`) whose EngineClient is the
 // replicas (gateway/front/remote_engine.h) instead of an engine.
 //
 // It loads the model file for what the edge needs of it: the tokenizer, the
@@ -10,7 +10,7 @@
 //
 // Stop order, on a signal: the server stops accepting and lets responses in
 // flight finish until the shutdown deadline; what is left is cancelled at
-// the replicas; the durable queue writes every remaining ledger record.
+// the replicas; the blocking pool writes every remaining ledger record.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -109,7 +109,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
   if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
 
-  std::optional<serving::DurableQueue> durable(std::in_place, 2);
+  std::optional<serving::BlockingPool> durable(std::in_place, 2);
   serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics);
   const serving::KvTiers no_tiers;  // the replicas' own
   admin::AdminApi admin(nullptr, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), no_tiers);

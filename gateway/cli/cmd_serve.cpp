@@ -9,7 +9,7 @@
 // engine, open tenancy, make the first-start secrets, bind the listeners.
 // Stop order, on a signal: the server stops accepting and lets responses in
 // flight finish until the shutdown deadline (clients that go away cancel
-// their requests); the engine cancels what is left; the durable queue
+// their requests); the engine cancels what is left; the blocking pool
 // writes every remaining ledger record; then everything is torn down.
 #include <chrono>
 #include <cstdio>
@@ -111,7 +111,7 @@ void serve(const config::ServerConfig& c) {
   const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
   if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
 
-  std::optional<serving::DurableQueue> durable(std::in_place, 2);
+  std::optional<serving::BlockingPool> durable(std::in_place, 2);
   serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
   admin::AdminApi admin(&engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
   admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, *token);

@@ -6,7 +6,7 @@
 //     Sink::on_done; one cancelled while still queued is settled without a
 //     record (it used nothing);
 //   - a Flight's TextStream is touched by the engine loop while tokens
-//     arrive and by the durable queue after the completion, never both: the
+//     arrive and by the blocking pool after the completion, never both: the
 //     completion callback runs after the last token and posts the rest.
 #include "gateway/serving/pipeline.h"
 
@@ -42,12 +42,12 @@ struct Pipeline::Flight {
         clock(WallAnchor::now()) {}
 
   // A stop string matched (on the engine loop): cancel, once the id is known.
-  void stop_matched(Generator& engine) {
+  void stop_matched(EngineClient& engine) {
     MutexLock lock(mu);
     stop_wanted = true;
     if (id != 0) engine.cancel(id);
   }
-  void started(Generator& engine, RequestId rid) {
+  void started(EngineClient& engine, RequestId rid) {
     MutexLock lock(mu);
     id = rid;
     if (stop_wanted) engine.cancel(id);
@@ -63,7 +63,7 @@ struct Pipeline::Flight {
   bool stop_wanted ABSL_GUARDED_BY(mu) = false;
 };
 
-Pipeline::Pipeline(Generator& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
+Pipeline::Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& durable,
                    ServingMetrics& metrics)
     : engine_(engine), tenancy_(tenancy), tokenizer_(tokenizer), durable_(durable), metrics_(metrics) {}
 

@@ -10,7 +10,7 @@
 //
 // Threads: start() on the caller's (an I/O thread); Sink::on_text on the
 // engine loop (must not block); the settle, the ledger write and
-// Sink::on_done on a DurableQueue thread. cancel() from any thread.
+// Sink::on_done on a BlockingPool thread. cancel() from any thread.
 #pragma once
 
 #include <chrono>
@@ -21,9 +21,9 @@
 #include <variant>
 #include <vector>
 
-#include "engine/sched/generator.h"
+#include "engine/engine_client.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "gateway/serving/durable_queue.h"
+#include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/serving_metrics.h"
 #include "tenancy/tenancy.h"
 
@@ -80,7 +80,7 @@ struct NotStarted {
 class Pipeline {
  public:
   // `engine`: this machine's Engine, or a front's replicas.
-  Pipeline(Generator& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, DurableQueue& durable,
+  Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& durable,
            ServingMetrics& metrics);
 
   // Started: the engine's request id (for cancel()); otherwise why not.
@@ -95,10 +95,10 @@ class Pipeline {
   struct Flight;
   void finish(const std::shared_ptr<Flight>& f, const Completion& done);
 
-  Generator& engine_;
+  EngineClient& engine_;
   tenancy::Tenancy& tenancy_;
   const Tokenizer& tokenizer_;
-  DurableQueue& durable_;
+  BlockingPool& durable_;
   ServingMetrics& metrics_;
 };
 

@@ -9,7 +9,7 @@
 // requests, preemptions, the prefix cache's own counters) is copied in by
 // collect() at scrape time: nothing here runs on the engine loop.
 //
-// Threads: finished() on a DurableQueue thread; started(), refused() and
+// Threads: finished() on a BlockingPool thread; started(), refused() and
 // busy() on I/O threads; collect() anywhere but the engine loop (it waits
 // for a step boundary); the views anywhere. Increments are lock-free
 // atomics; a series' first use takes its family's mutex.

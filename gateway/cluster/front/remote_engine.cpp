@@ -40,7 +40,7 @@ struct RemoteEngine::Flight {
   int64_t load = 0;                      // prompt + max_tokens
   int32_t prompt_tokens = 0;
   RequestStream::Callback cb;
-  Generator::OnPlaced placed;            // told again when a retry moves it
+  EngineClient::OnPlaced placed;            // told again when a retry moves it
   SteadyClock::time_point arrival;
 
   // The I/O thread's alone once sent.

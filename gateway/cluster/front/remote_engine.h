@@ -1,4 +1,4 @@
-// RemoteEngine: the route front's Generator. The serving pipeline (quotas,
+// RemoteEngine: the route front's EngineClient. The serving pipeline (quotas,
 // stop strings, the ledger) runs on the front exactly as on `kvgate serve`;
 // where `kvgate serve` hands a request to its Engine, the front hands it to
 // this, which sends it to one replica over the internal link
@@ -32,12 +32,12 @@
 #include <unordered_map>
 
 #include "base/mutex.h"
-#include "engine/sched/generator.h"
+#include "engine/engine_client.h"
 #include "gateway/cluster/front/replica_set.h"
 
 namespace kvgate::front {
 
-class RemoteEngine : public Generator {
+class RemoteEngine : public EngineClient {
  public:
   // `identity`: what the front hashes chains with (the replicas' own,
   // checked at registration); `bounds`: the model's (context, vocabulary,

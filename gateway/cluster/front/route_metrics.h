@@ -16,7 +16,7 @@
 //   kvgate_route_resyncs_total                  snapshots of its blocks applied
 //   kvgate_route_resync_failures_total          snapshots asked for and not applied
 //
-// Threads: refresh() on whichever thread scrapes (the durable queue), one at a time.
+// Threads: refresh() on whichever thread scrapes (the blocking pool), one at a time.
 #pragma once
 
 #include <map>

@@ -122,7 +122,7 @@ class PipelineTest : public ::testing::Test {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<tenancy::Tenancy> tenancy_;
-  DurableQueue durable_;
+  BlockingPool durable_;
   ServingMetrics metrics_{"stories260K", 0};
   std::unique_ptr<Pipeline> pipeline_;
   int n_ = 0;

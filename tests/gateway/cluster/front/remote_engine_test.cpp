@@ -1,4 +1,4 @@
-// The front's Generator against real replicas in-process: each an Engine on
+// The front's EngineClient against real replicas in-process: each an Engine on
 // stories260K behind its InternalApi on gateway/server/'s Server (real TLS,
 // the self-signed certificates trusted through one bundle), reached through
 // a ReplicaSet. Checked: the replica's tokens and accounting come back
@@ -101,7 +101,7 @@ struct Seen {
       cv.notify_all();
     };
   }
-  Generator::OnPlaced on_placed() {
+  EngineClient::OnPlaced on_placed() {
     return [this](RequestId, std::string_view where) {
       MutexLock lock(mu);
       placed.emplace_back(where);

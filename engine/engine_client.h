@@ -1,7 +1,8 @@
-// Generator: what runs a Request and streams its tokens back, as the
-// serving pipeline sees it. On `kvgate serve` it is the Engine on this
-// machine; on `kvgate route` it is one of several replicas, reached over
-// the network (gateway/front/remote_engine.h). The pipeline around it
+// EngineClient: the engine as its clients see it (vLLM's name for the same
+// seam): what runs a Request and streams its tokens back to the serving
+// pipeline. On `kvgate serve` it is the Engine on this machine
+// (engine/sched/engine.h); on `kvgate route` it is one of several replicas,
+// reached over the network (gateway/cluster/front/remote_engine.h). The pipeline around it
 // (quotas, stop strings, the ledger) is the same code in both.
 //
 // Threads: every method from any thread. The callback's contract is
@@ -34,7 +35,7 @@ class EngineFailed : public Error {
   using Error::Error;
 };
 
-class Generator {
+class EngineClient {
  public:
   // Told, before the first token can arrive, the request's id and where it
   // runs ("" on this machine; a replica's URL on a front), and again, from
@@ -42,7 +43,7 @@ class Generator {
   // retry elsewhere): a copy is kept as long as the request runs.
   using OnPlaced = std::function<void(RequestId id, std::string_view where)>;
 
-  virtual ~Generator() = default;
+  virtual ~EngineClient() = default;
 
   // Starts `req`; throws kvgate::Error for one that could never run,
   // EngineBusy when full, EngineFailed when nothing more can run.

@@ -1,17 +1,17 @@
 // Invariant: every posted job runs exactly once, also when the queue is
 // being destroyed (stopping_ only ends a thread once jobs_ is empty).
-#include "gateway/serving/durable_queue.h"
+#include "gateway/serving/blocking_pool.h"
 
 #include <cstdio>
 #include <exception>
 
 namespace kvgate::serving {
 
-DurableQueue::DurableQueue(int threads) {
+BlockingPool::BlockingPool(int threads) {
   for (int i = 0; i < (threads < 1 ? 1 : threads); ++i) threads_.emplace_back([this] { run(); });
 }
 
-DurableQueue::~DurableQueue() {
+BlockingPool::~BlockingPool() {
   {
     MutexLock lock(mu_);
     stopping_ = true;
@@ -20,7 +20,7 @@ DurableQueue::~DurableQueue() {
   for (std::thread& t : threads_) t.join();
 }
 
-void DurableQueue::post(std::function<void()> job) {
+void BlockingPool::post(std::function<void()> job) {
   {
     MutexLock lock(mu_);
     jobs_.push_back(std::move(job));
@@ -28,7 +28,7 @@ void DurableQueue::post(std::function<void()> job) {
   wake_.notify_one();
 }
 
-void DurableQueue::run() {
+void BlockingPool::run() {
   for (;;) {
     std::function<void()> job;
     {
@@ -41,7 +41,7 @@ void DurableQueue::run() {
     try {
       job();
     } catch (const std::exception& e) {  // a job's own bug: keep the thread for the others
-      std::fprintf(stderr, "kvgate: durable queue: a job threw: %s\n", e.what());
+      std::fprintf(stderr, "kvgate: blocking pool: a job threw: %s\n", e.what());
     }
   }
 }
