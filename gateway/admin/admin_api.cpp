@@ -12,6 +12,7 @@
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/json_body.h"
 #include "gateway/openai/json_fields.h"
+#include "gateway/server/path_pattern.h"
 #include "gateway/serving/credentials.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/tenant_identity.h"
@@ -22,20 +23,6 @@ namespace kvgate::admin {
 namespace {
 
 namespace json = boost::json;
-
-std::vector<std::string_view> split_path(std::string_view path) {
-  std::vector<std::string_view> parts;
-  while (!path.empty()) {
-    if (path.front() == '/') {
-      path.remove_prefix(1);
-      continue;
-    }
-    const size_t n = path.find('/');
-    parts.push_back(path.substr(0, n));
-    path = n == std::string_view::npos ? std::string_view{} : path.substr(n);
-  }
-  return parts;
-}
 
 json::object quotas_json(const tenancy::QuotaLimits& q) {
   return {{"requests_per_minute", q.requests_per_minute},
@@ -162,135 +149,183 @@ void AdminApi::operator()(const server::HttpRequest& req, server::Reply reply) {
   });
 }
 
+const AdminApi::Route AdminApi::kRoutes[] = {
+    {"GET", "/admin/tenants", &AdminApi::list_tenants, false},
+    {"POST", "/admin/tenants", &AdminApi::create_tenant, false},
+    {"GET", "/admin/tenants/{id}", &AdminApi::get_tenant, false},
+    {"PATCH", "/admin/tenants/{id}", &AdminApi::update_tenant, false},
+    {"GET", "/admin/tenants/{id}/keys", &AdminApi::list_keys, false},
+    {"POST", "/admin/tenants/{id}/keys", &AdminApi::create_key, false},
+    {"DELETE", "/admin/tenants/{id}/keys/{key_id}", &AdminApi::revoke_key, false},
+    {"POST", "/admin/tenants/{id}/keys/{key_id}/rotate", &AdminApi::rotate_key, false},
+    {"GET", "/admin/usage", &AdminApi::usage, false},
+    {"GET", "/admin/plans", &AdminApi::list_plans, false},
+    {"PUT", "/admin/plans/{id}", &AdminApi::put_plan, false},
+    {"GET", "/admin/requests/{request_id}", &AdminApi::get_request, false},
+    {"GET", "/admin/cache", &AdminApi::cache_stats, true},
+    {"GET", "/admin/cache/tiers", &AdminApi::tier_stats, true},
+    {"POST", "/admin/cache/purge", &AdminApi::purge, true},
+    {"GET", "/admin/policy", &AdminApi::get_policy, true},
+    {"PUT", "/admin/policy/{tier}", &AdminApi::set_policy, true},
+    {"POST", "/admin/tenants/{id}/cache/evict", &AdminApi::evict_tenant, true},
+    {"POST", "/admin/tenants/{id}/cache/pins", &AdminApi::pin, true},
+};
+
+namespace {
+
+// A route front keeps no KV cache: each replica's own is behind its admin API.
+[[noreturn]] void not_on_a_front(std::string_view path) {
+  std::string why = "this is a route front; the KV cache and its policies are each replica's: send ";
+  why.append(path).append(" to a replica's admin API");
+  throw openai::not_found(why);
+}
+
+bool is_cache_path(const std::vector<std::string_view>& p) {  // p[0] == "admin"
+  return p.size() >= 2 && (p[1] == "cache" || p[1] == "policy" || (p.size() >= 4 && p[1] == "tenants" && p[3] == "cache"));
+}
+
+}  // namespace
+
 void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
   serving::require_admin(req, token_);
+  Call call{req, reply, {}};
+  for (const Route& r : kRoutes) {
+    if (r.method != req.method || !server::match_path(r.pattern, req.path(), call.params)) continue;
+    if (r.engine_only && !engine_) not_on_a_front(req.path());
+    return (this->*r.answer)(call);
+  }
+  if (!engine_ && is_cache_path(server::path_segments(req.path()))) not_on_a_front(req.path());
+  throw openai::route_not_found(req.method, req.path());
+}
 
-  const std::vector<std::string_view> p = split_path(req.path());  // p[0] == "admin"
-  const std::string& m = req.method;
-  auto body = [&] { return openai::parse_json_object(req.body.empty() ? std::string_view("{}") : req.body); };
+void AdminApi::list_tenants(const Call& c) {
+  json::array out;
+  for (const tenancy::Tenant& t : tenancy_.tenants().list()) out.push_back(tenant_json(t));
+  serving::send_json(c.reply, 200, {{"object", "list"}, {"data", std::move(out)}});
+}
 
-  if (p.size() == 2 && p[1] == "tenants" && m == "GET") {
-    json::array out;
-    for (const tenancy::Tenant& t : tenancy_.tenants().list()) out.push_back(tenant_json(t));
-    return serving::send_json(reply, 200, {{"object", "list"}, {"data", std::move(out)}});
+void AdminApi::create_tenant(const Call& c) {
+  const json::object o = body_of(c.req);
+  const openai::FieldReader f(o, "");
+  tenancy::NewTenant n;
+  n.id = f.required_string("id");
+  n.name = f.string("name").value_or(n.id);
+  n.org_id = f.string("org_id").value_or("");
+  n.share_org_scope = f.boolean("share_org_scope").value_or(false);
+  n.plan_id = f.string("plan_id").value_or("demo");
+  read_quotas(f, n.quotas);
+  serving::send_json(c.reply, 201, tenant_json(tenancy_.tenants().create(n)));
+}
+
+void AdminApi::get_tenant(const Call& c) {
+  serving::send_json(c.reply, 200, tenant_json(tenancy_.tenants().get(c.params[0])));
+}
+
+void AdminApi::update_tenant(const Call& c) {
+  tenancy::Tenant t = tenancy_.tenants().get(c.params[0]);
+  const json::object o = body_of(c.req);
+  const openai::FieldReader f(o, "");
+  if (auto name = f.string("name")) t.name = *name;
+  if (auto plan = f.string("plan_id")) t.plan_id = *plan;
+  if (auto status = f.string("status")) {
+    if (*status != "active" && *status != "suspended")
+      throw openai::invalid_value("status", "must be \"active\" or \"suspended\"");
+    t.status = *status == "active" ? tenancy::TenantStatus::kActive : tenancy::TenantStatus::kSuspended;
   }
-  if (p.size() == 2 && p[1] == "tenants" && m == "POST") {
-    const json::object o = body();
-    const openai::FieldReader f(o, "");
-    tenancy::NewTenant n;
-    n.id = f.required_string("id");
-    n.name = f.string("name").value_or(n.id);
-    n.org_id = f.string("org_id").value_or("");
-    n.share_org_scope = f.boolean("share_org_scope").value_or(false);
-    n.plan_id = f.string("plan_id").value_or("demo");
-    read_quotas(f, n.quotas);
-    return serving::send_json(reply, 201, tenant_json(tenancy_.tenants().create(n)));
+  read_quotas(f, t.quotas);
+  serving::send_json(c.reply, 200, tenant_json(tenancy_.tenants().update(t)));
+}
+
+void AdminApi::list_keys(const Call& c) {
+  json::array out;
+  for (const tenancy::ApiKeyInfo& k : tenancy_.keys().list(c.params[0])) out.push_back(key_json(k));
+  serving::send_json(c.reply, 200, {{"object", "list"}, {"data", std::move(out)}});
+}
+
+void AdminApi::create_key(const Call& c) {
+  const json::object o = body_of(c.req);
+  const openai::FieldReader f(o, "");
+  const tenancy::IssuedKey k = tenancy_.keys().create(c.params[0], f.string("label").value_or(""));
+  json::object out = key_json(k.info);
+  out["api_key"] = k.plaintext;  // shown once; only its digest is kept
+  serving::send_json(c.reply, 201, out);
+}
+
+void AdminApi::revoke_key(const Call& c) {
+  tenancy_.keys().revoke(c.params[0], c.params[1]);
+  serving::send_json(c.reply, 200, {{"key_id", c.params[1]}, {"revoked", true}});
+}
+
+void AdminApi::rotate_key(const Call& c) {
+  const tenancy::IssuedKey k = tenancy_.keys().rotate(c.params[0], c.params[1]);
+  json::object out = key_json(k.info);
+  out["api_key"] = k.plaintext;  // shown once
+  out["replaces"] = c.params[1];
+  serving::send_json(c.reply, 201, out);
+}
+
+void AdminApi::usage(const Call& c) {
+  const std::string& target = c.req.target;
+  const std::optional<std::string_view> tenant = serving::query_value(target, "tenant");
+  if (!tenant || tenant->empty()) throw openai::missing_parameter("tenant");
+  const std::string id(*tenant);
+  (void)tenancy_.tenants().get(id);  // 404 for an unknown tenant, not an empty report
+  const serving::UsagePeriod period = serving::usage_period(target);
+  const std::optional<std::string_view> format = serving::query_value(target, "format");
+  if (format && *format == "csv") {
+    std::ostringstream csv;
+    tenancy_.ledger().export_csv(id, period.start_ns(), period.end_ns(), csv);
+    c.reply.send(200, {{"Content-Type", "text/csv; charset=utf-8"}}, std::move(csv).str());
+    return;
   }
-  if (p.size() == 3 && p[1] == "tenants" && m == "GET") return serving::send_json(reply, 200, tenant_json(tenancy_.tenants().get(p[2])));
-  if (p.size() == 3 && p[1] == "tenants" && m == "PATCH") {
-    tenancy::Tenant t = tenancy_.tenants().get(p[2]);
-    const json::object o = body();
-    const openai::FieldReader f(o, "");
-    if (auto name = f.string("name")) t.name = *name;
-    if (auto plan = f.string("plan_id")) t.plan_id = *plan;
-    if (auto status = f.string("status")) {
-      if (*status != "active" && *status != "suspended")
-        throw openai::invalid_value("status", "must be \"active\" or \"suspended\"");
-      t.status = *status == "active" ? tenancy::TenantStatus::kActive : tenancy::TenantStatus::kSuspended;
-    }
-    read_quotas(f, t.quotas);
-    return serving::send_json(reply, 200, tenant_json(tenancy_.tenants().update(t)));
+  if (format && *format != "json") throw openai::invalid_value("format", "must be \"json\" or \"csv\"");
+  json::object out = serving::usage_json(id, period, tenancy_.ledger().usage(id, period.start_ns(), period.end_ns()));
+  json::array days;
+  for (const tenancy::DailyUsage& d : tenancy_.ledger().usage_by_day(id, period.start_ns(), period.end_ns())) {
+    json::object day{{"date", d.date}};
+    for (auto& kv : serving::usage_totals_json(d.totals)) day.insert(kv);
+    days.push_back(std::move(day));
   }
-  if (p.size() == 4 && p[1] == "tenants" && p[3] == "keys" && m == "GET") {
-    json::array out;
-    for (const tenancy::ApiKeyInfo& k : tenancy_.keys().list(p[2])) out.push_back(key_json(k));
-    return serving::send_json(reply, 200, {{"object", "list"}, {"data", std::move(out)}});
-  }
-  if (p.size() == 4 && p[1] == "tenants" && p[3] == "keys" && m == "POST") {
-    const json::object o = body();
-    const openai::FieldReader f(o, "");
-    const tenancy::IssuedKey k = tenancy_.keys().create(p[2], f.string("label").value_or(""));
-    json::object out = key_json(k.info);
-    out["api_key"] = k.plaintext;  // shown once; only its digest is kept
-    return serving::send_json(reply, 201, out);
-  }
-  if (p.size() == 5 && p[1] == "tenants" && p[3] == "keys" && m == "DELETE") {
-    tenancy_.keys().revoke(p[2], p[4]);
-    return serving::send_json(reply, 200, {{"key_id", p[4]}, {"revoked", true}});
-  }
-  if (p.size() == 6 && p[1] == "tenants" && p[3] == "keys" && p[5] == "rotate" && m == "POST") {
-    const tenancy::IssuedKey k = tenancy_.keys().rotate(p[2], p[4]);
-    json::object out = key_json(k.info);
-    out["api_key"] = k.plaintext;  // shown once
-    out["replaces"] = p[4];
-    return serving::send_json(reply, 201, out);
-  }
-  if (p.size() == 2 && p[1] == "usage" && m == "GET") {
-    const std::optional<std::string_view> tenant = serving::query_value(req.target, "tenant");
-    if (!tenant || tenant->empty()) throw openai::missing_parameter("tenant");
-    const std::string id(*tenant);
-    (void)tenancy_.tenants().get(id);  // 404 for an unknown tenant, not an empty report
-    const serving::UsagePeriod period = serving::usage_period(req.target);
-    const std::optional<std::string_view> format = serving::query_value(req.target, "format");
-    if (format && *format == "csv") {
-      std::ostringstream csv;
-      tenancy_.ledger().export_csv(id, period.start_ns(), period.end_ns(), csv);
-      reply.send(200, {{"Content-Type", "text/csv; charset=utf-8"}}, std::move(csv).str());
-      return;
-    }
-    if (format && *format != "json") throw openai::invalid_value("format", "must be \"json\" or \"csv\"");
-    json::object out = serving::usage_json(id, period, tenancy_.ledger().usage(id, period.start_ns(), period.end_ns()));
-    json::array days;
-    for (const tenancy::DailyUsage& d : tenancy_.ledger().usage_by_day(id, period.start_ns(), period.end_ns())) {
-      json::object day{{"date", d.date}};
-      for (auto& kv : serving::usage_totals_json(d.totals)) day.insert(kv);
-      days.push_back(std::move(day));
-    }
-    out["by_day"] = std::move(days);
-    return serving::send_json(reply, 200, out);
-  }
-  if (p.size() == 2 && p[1] == "plans" && m == "GET") {
-    json::array out;
-    for (const tenancy::PricePlan& plan : tenancy_.tenants().list_plans()) out.push_back(plan_json(plan));
-    return serving::send_json(reply, 200, {{"object", "list"}, {"data", std::move(out)}});
-  }
-  if (p.size() == 3 && p[1] == "plans" && m == "PUT") {
-    const json::object o = body();
-    const openai::FieldReader f(o, "");
-    auto price = [&](const char* key) -> std::optional<uint64_t> {
-      const auto v = f.integer(key);
-      if (v && *v < 0) throw openai::invalid_value(key, "must not be negative");
-      return v ? std::optional<uint64_t>(static_cast<uint64_t>(*v)) : std::nullopt;
-    };
-    const auto fresh = price("fresh_input_per_mtok"), output = price("output_per_mtok");
-    if (!fresh) throw openai::missing_parameter("fresh_input_per_mtok");
-    if (!output) throw openai::missing_parameter("output_per_mtok");
-    tenancy::PricePlan plan = tenancy::PricePlan::with_default_cached(std::string(p[2]), *fresh, *output,
-                                                                      price("cache_write_per_mtok").value_or(0));
-    if (auto cached = price("cached_input_per_mtok")) plan.cached_input_per_mtok = *cached;
-    tenancy_.tenants().put_plan(plan);
-    return serving::send_json(reply, 200, plan_json(plan));
-  }
-  if (p.size() == 3 && p[1] == "requests" && m == "GET") {
-    const std::optional<tenancy::LedgerRecord> r = tenancy_.ledger().find(p[2]);
-    if (!r) throw openai::not_found("no ledger record for request '" + std::string(p[2]) + "'");
-    return serving::send_json(reply, 200, record_json(*r));
-  }
-  if (!engine_) {
-    // A route front: each replica keeps its own cache.
-    const bool cache_route = p.size() >= 2 && (p[1] == "cache" || p[1] == "policy" ||
-                                               (p.size() >= 4 && p[1] == "tenants" && p[3] == "cache"));
-    if (cache_route) {
-      std::string why = "this is a route front; the KV cache and its policies are each replica's: send ";
-      why.append(req.path()).append(" to a replica's admin API");
-      throw openai::not_found(why);
-    }
-    throw openai::route_not_found(m, req.path());
-  }
-  if (p.size() == 2 && p[1] == "cache" && m == "GET")
-    return serving::send_json(reply, 200, cache_json(engine_->cache_stats(), tenancy_.tenants().list(), engine_->outstanding()));
-  if (handle_cache(p, req, reply)) return;
-  throw openai::route_not_found(m, req.path());
+  out["by_day"] = std::move(days);
+  serving::send_json(c.reply, 200, out);
+}
+
+void AdminApi::list_plans(const Call& c) {
+  json::array out;
+  for (const tenancy::PricePlan& plan : tenancy_.tenants().list_plans()) out.push_back(plan_json(plan));
+  serving::send_json(c.reply, 200, {{"object", "list"}, {"data", std::move(out)}});
+}
+
+void AdminApi::put_plan(const Call& c) {
+  const json::object o = body_of(c.req);
+  const openai::FieldReader f(o, "");
+  auto price = [&](const char* key) -> std::optional<uint64_t> {
+    const auto v = f.integer(key);
+    if (v && *v < 0) throw openai::invalid_value(key, "must not be negative");
+    return v ? std::optional<uint64_t>(static_cast<uint64_t>(*v)) : std::nullopt;
+  };
+  const auto fresh = price("fresh_input_per_mtok"), output = price("output_per_mtok");
+  if (!fresh) throw openai::missing_parameter("fresh_input_per_mtok");
+  if (!output) throw openai::missing_parameter("output_per_mtok");
+  tenancy::PricePlan plan = tenancy::PricePlan::with_default_cached(std::string(c.params[0]), *fresh, *output,
+                                                                    price("cache_write_per_mtok").value_or(0));
+  if (auto cached = price("cached_input_per_mtok")) plan.cached_input_per_mtok = *cached;
+  tenancy_.tenants().put_plan(plan);
+  serving::send_json(c.reply, 200, plan_json(plan));
+}
+
+void AdminApi::get_request(const Call& c) {
+  const std::optional<tenancy::LedgerRecord> r = tenancy_.ledger().find(c.params[0]);
+  if (!r) throw openai::not_found("no ledger record for request '" + std::string(c.params[0]) + "'");
+  serving::send_json(c.reply, 200, record_json(*r));
+}
+
+json::object AdminApi::body_of(const server::HttpRequest& req) {
+  return openai::parse_json_object(req.body.empty() ? std::string_view("{}") : req.body);
+}
+
+void AdminApi::cache_stats(const Call& c) {
+  serving::send_json(c.reply, 200, cache_json(engine_->cache_stats(), tenancy_.tenants().list(), engine_->outstanding()));
 }
 
 }  // namespace kvgate::admin

@@ -4,10 +4,13 @@
 //
 //   GET    /admin/tenants                      every tenant (no secrets)
 //   POST   /admin/tenants                      {id, name?, org_id?, share_org_scope?, plan_id?, quotas?} -> 201
+//   GET    /admin/tenants/{id}                 one tenant
 //   PATCH  /admin/tenants/{id}                 {name?, status?, plan_id?, quotas?}
 //   GET    /admin/tenants/{id}/keys            the tenant's keys (no digests)
 //   POST   /admin/tenants/{id}/keys            {label?} -> 201 {key_id, api_key}: the key, shown once
 //   DELETE /admin/tenants/{id}/keys/{key_id}   revoke, effective at once
+//   POST   /admin/tenants/{id}/keys/{key_id}/rotate  -> 201 a new key replacing it, shown once
+//   GET    /admin/usage?tenant=&from=&to=&format=    a tenant's usage by day (json or csv)
 //   GET    /admin/plans                        price plans
 //   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
 //   GET    /admin/requests/{request_id}        the request's ledger record (its x-request-id)
@@ -19,7 +22,8 @@
 //   GET    /admin/cache/tiers                  each KV tier's capacity, occupancy and counters (faults, refusals, persisted)
 //   POST   /admin/cache/purge                  {all?} delete the disk tier's entries of another model or KV layout (all: every entry)
 //
-// The cache and policy routes are in admin_cache_routes.cpp.
+// The routes are one table (kRoutes, admin_api.cpp), each a method; the
+// cache and policy routes are in admin_cache_routes.cpp.
 //
 // Everything here waits on RocksDB or on the engine loop, so it runs on the
 // BlockingPool's threads, never on the I/O thread that received it.
@@ -27,6 +31,8 @@
 
 #include <string_view>
 #include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "engine/sched/engine.h"
 #include "gateway/server/http_request.h"
@@ -52,9 +58,44 @@ class AdminApi {
   void operator()(const server::HttpRequest& req, server::Reply reply);
 
  private:
+  // One request as a route sees it: the {} segments of its pattern in order.
+  struct Call {
+    const server::HttpRequest& req;
+    server::Reply& reply;
+    std::vector<std::string_view> params;
+  };
+  struct Route {
+    std::string_view method;
+    std::string_view pattern;  // server/path_pattern.h
+    void (AdminApi::*answer)(const Call&);
+    bool engine_only;  // the cache and policy routes: each replica's, not a route front's
+  };
+  static const Route kRoutes[];
+  // The request's JSON object; {} for an empty body.
+  static boost::json::object body_of(const server::HttpRequest& req);
+
   void handle(const server::HttpRequest& req, server::Reply& reply);
-  // The cache and policy routes; false when `path` is none of them.
-  bool handle_cache(const std::vector<std::string_view>& path, const server::HttpRequest& req, server::Reply& reply);
+
+  void list_tenants(const Call& c);
+  void create_tenant(const Call& c);
+  void get_tenant(const Call& c);
+  void update_tenant(const Call& c);
+  void list_keys(const Call& c);
+  void create_key(const Call& c);
+  void revoke_key(const Call& c);
+  void rotate_key(const Call& c);
+  void usage(const Call& c);
+  void list_plans(const Call& c);
+  void put_plan(const Call& c);
+  void get_request(const Call& c);
+  // admin_cache_routes.cpp
+  void cache_stats(const Call& c);
+  void get_policy(const Call& c);
+  void set_policy(const Call& c);
+  void tier_stats(const Call& c);
+  void purge(const Call& c);
+  void evict_tenant(const Call& c);
+  void pin(const Call& c);
 
   Engine* const engine_;
   tenancy::Tenancy& tenancy_;

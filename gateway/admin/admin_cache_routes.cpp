@@ -94,127 +94,119 @@ class PinReply final : public serving::Sink {
 
 }  // namespace
 
-bool AdminApi::handle_cache(const std::vector<std::string_view>& p, const server::HttpRequest& req,
-                            server::Reply& reply) {
-  const std::string& m = req.method;
-  auto body = [&] { return openai::parse_json_object(req.body.empty() ? std::string_view("{}") : req.body); };
+void AdminApi::get_policy(const Call& c) {
+  json::array tiers;
+  engine_->inspect([&](const Scheduler& s) {
+    tiers.push_back(tier_json("device", s.pool().policy().name(), s.pool().policy().params()));
+  });
+  if (tiers_.host) tiers.push_back(tier_json("host", tiers_.host->policy_name(), tiers_.host->policy_params()));
+  if (tiers_.disk) tiers.push_back(tier_json("disk", tiers_.disk->policy_name(), tiers_.disk->policy_params()));
+  serving::send_json(c.reply, 200, {{"tiers", std::move(tiers)}, {"available", catalog_json()}});
+}
 
-  if (p.size() == 2 && p[1] == "policy" && m == "GET") {
-    json::array tiers;
-    engine_->inspect([&](const Scheduler& s) {
-      tiers.push_back(tier_json("device", s.pool().policy().name(), s.pool().policy().params()));
+void AdminApi::set_policy(const Call& c) {
+  const std::string tier(c.params[0]);
+  const bool known = tier == "device" || (tier == "host" && tiers_.host) || (tier == "disk" && tiers_.disk);
+  if (!known) {
+    std::string have = "device";
+    for (const std::string& t : tiers_.names()) have += ", " + t;
+    throw openai::not_found("no KV tier '" + tier + "' on this server (it has: " + have + ")");
+  }
+  std::unique_ptr<policies::EvictionPolicy> next;
+  try {
+    next = policies::make_eviction_policy(spec_from(body_of(c.req)));
+  } catch (const policies::PolicyError& e) {
+    throw openai::invalid_request(e.what(), "policy");
+  }
+  json::object out;
+  if (tier == "device") {
+    engine_->control([&](Scheduler& s) {
+      s.set_eviction_policy(std::move(next));
+      out = tier_json(tier, s.pool().policy().name(), s.pool().policy().params());
     });
-    if (tiers_.host) tiers.push_back(tier_json("host", tiers_.host->policy_name(), tiers_.host->policy_params()));
-    if (tiers_.disk) tiers.push_back(tier_json("disk", tiers_.disk->policy_name(), tiers_.disk->policy_params()));
-    serving::send_json(reply, 200, {{"tiers", std::move(tiers)}, {"available", catalog_json()}});
-    return true;
+  } else if (tier == "host") {
+    tiers_.host->set_policy(std::move(next));
+    out = tier_json(tier, tiers_.host->policy_name(), tiers_.host->policy_params());
+  } else {
+    tiers_.disk->set_policy(std::move(next));
+    out = tier_json(tier, tiers_.disk->policy_name(), tiers_.disk->policy_params());
   }
-  if (p.size() == 3 && p[1] == "policy" && m == "PUT") {
-    const std::string tier(p[2]);
-    const bool known = tier == "device" || (tier == "host" && tiers_.host) || (tier == "disk" && tiers_.disk);
-    if (!known) {
-      std::string have = "device";
-      for (const std::string& t : tiers_.names()) have += ", " + t;
-      throw openai::not_found("no KV tier '" + tier + "' on this server (it has: " + have + ")");
-    }
-    std::unique_ptr<policies::EvictionPolicy> next;
-    try {
-      next = policies::make_eviction_policy(spec_from(body()));
-    } catch (const policies::PolicyError& e) {
-      throw openai::invalid_request(e.what(), "policy");
-    }
-    json::object out;
-    if (tier == "device") {
-      engine_->control([&](Scheduler& s) {
-        s.set_eviction_policy(std::move(next));
-        out = tier_json(tier, s.pool().policy().name(), s.pool().policy().params());
-      });
-    } else if (tier == "host") {
-      tiers_.host->set_policy(std::move(next));
-      out = tier_json(tier, tiers_.host->policy_name(), tiers_.host->policy_params());
-    } else {
-      tiers_.disk->set_policy(std::move(next));
-      out = tier_json(tier, tiers_.disk->policy_name(), tiers_.disk->policy_params());
-    }
-    serving::send_json(reply, 200, out);
-    return true;
+  serving::send_json(c.reply, 200, out);
+}
+
+void AdminApi::tier_stats(const Call& c) {
+  json::array tiers;
+  if (tiers_.host) tiers.push_back(stats_json("host", tiers_.host->stats()));
+  if (tiers_.disk) tiers.push_back(stats_json("disk", tiers_.disk->stats()));
+  if (tiers_.redis) {
+    const cache::RedisTierStats s = tiers_.redis->stats();
+    json::object row = stats_json("redis", s.tier);  // blocks: the keys it knows of, not Redis's count
+    row["address"] = tiers_.redis->address();
+    row["connected"] = s.connected;
+    row["read_errors"] = s.read_errors;
+    row["connects"] = s.connects;
+    tiers.push_back(std::move(row));
   }
-  if (p.size() == 3 && p[1] == "cache" && p[2] == "tiers" && m == "GET") {
-    json::array tiers;
-    if (tiers_.host) tiers.push_back(stats_json("host", tiers_.host->stats()));
-    if (tiers_.disk) tiers.push_back(stats_json("disk", tiers_.disk->stats()));
-    if (tiers_.redis) {
-      const cache::RedisTierStats s = tiers_.redis->stats();
-      json::object row = stats_json("redis", s.tier);  // blocks: the keys it knows of, not Redis's count
-      row["address"] = tiers_.redis->address();
-      row["connected"] = s.connected;
-      row["read_errors"] = s.read_errors;
-      row["connects"] = s.connects;
-      tiers.push_back(std::move(row));
+  serving::send_json(c.reply, 200, {{"tiers", std::move(tiers)}});
+}
+
+void AdminApi::purge(const Call& c) {
+  if (!tiers_.disk) throw openai::not_found("this server has no disk tier (kv_tiers.disk_bytes is 0)");
+  const json::object o = body_of(c.req);
+  const bool all = openai::FieldReader(o, "").boolean("all").value_or(false);
+  const int64_t n = all ? tiers_.disk->purge_all() : tiers_.disk->purge_foreign();
+  serving::send_json(c.reply, 200, {{"purged_blocks", n}, {"all", all}});
+}
+
+void AdminApi::evict_tenant(const Call& c) {
+  const tenancy::Tenant t = tenancy_.tenants().get(c.params[0]);
+  const json::object o = body_of(c.req);
+  const bool pins = openai::FieldReader(o, "").boolean("pins").value_or(false);
+  cache::BlockPool::TenantEviction e;
+  const TenantId label = serving::tenant_label(t.id);
+  engine_->control([&](Scheduler& s) { e = s.evict_tenant(label, pins); });
+  json::object by_tier{{"device", e.evicted}};
+  if (tiers_.host) by_tier["host"] = tiers_.host->evict_tenant(label);
+  if (tiers_.disk) by_tier["disk"] = tiers_.disk->evict_tenant(label);
+  serving::send_json(c.reply, 200,
+                     {{"tenant", t.id}, {"evicted_blocks", e.evicted}, {"evicted_blocks_by_tier", std::move(by_tier)},
+                      {"unpinned_blocks", e.unpinned}});
+}
+
+void AdminApi::pin(const Call& c) {
+  const tenancy::Tenant t = tenancy_.tenants().get(c.params[0]);
+  const json::object o = body_of(c.req);
+  const openai::FieldReader f(o, "");
+  const int64_t ttl = f.integer("ttl_s").value_or(300);
+  if (ttl < 1 || ttl > 86400) throw openai::invalid_value("ttl_s", "must be between 1 and 86400 seconds");
+  serving::ServeRequest r;
+  r.who = {t, "admin"};  // the operator's pin, billed to the tenant as a cache write
+  r.request_id = "req_pin_" + serving::to_hex(tenancy::random_bytes(12));
+  r.model = model_;
+  const json::value* prompt = f.find("prompt");
+  if (!prompt) throw openai::missing_parameter("prompt");
+  if (prompt->is_string()) {
+    r.prompt = tokenizer_.encode(prompt->as_string(), {.add_bos = true, .parse_special = false});
+  } else if (prompt->is_array()) {
+    for (const json::value& id : prompt->as_array()) {
+      if (!id.is_int64() || id.as_int64() < 0 || id.as_int64() >= tokenizer_.n_vocab())
+        throw openai::invalid_value("prompt", "token ids must be integers in [0, n_vocab)");
+      r.prompt.push_back(static_cast<TokenId>(id.as_int64()));
     }
-    serving::send_json(reply, 200, {{"tiers", std::move(tiers)}});
-    return true;
+  } else {
+    throw openai::invalid_type("prompt", "a string or an array of token ids", openai::json_kind_name(*prompt));
   }
-  if (p.size() == 3 && p[1] == "cache" && p[2] == "purge" && m == "POST") {
-    if (!tiers_.disk) throw openai::not_found("this server has no disk tier (kv_tiers.disk_bytes is 0)");
-    const json::object o = body();
-    const bool all = openai::FieldReader(o, "").boolean("all").value_or(false);
-    const int64_t n = all ? tiers_.disk->purge_all() : tiers_.disk->purge_foreign();
-    serving::send_json(reply, 200, {{"purged_blocks", n}, {"all", all}});
-    return true;
-  }
-  if (p.size() == 5 && p[1] == "tenants" && p[3] == "cache" && p[4] == "evict" && m == "POST") {
-    const tenancy::Tenant t = tenancy_.tenants().get(p[2]);
-    const json::object o = body();
-    const bool pins = openai::FieldReader(o, "").boolean("pins").value_or(false);
-    cache::BlockPool::TenantEviction e;
-    const TenantId label = serving::tenant_label(t.id);
-    engine_->control([&](Scheduler& s) { e = s.evict_tenant(label, pins); });
-    json::object by_tier{{"device", e.evicted}};
-    if (tiers_.host) by_tier["host"] = tiers_.host->evict_tenant(label);
-    if (tiers_.disk) by_tier["disk"] = tiers_.disk->evict_tenant(label);
-    serving::send_json(reply, 200,
-              {{"tenant", t.id}, {"evicted_blocks", e.evicted}, {"evicted_blocks_by_tier", std::move(by_tier)},
-               {"unpinned_blocks", e.unpinned}});
-    return true;
-  }
-  if (p.size() == 5 && p[1] == "tenants" && p[3] == "cache" && p[4] == "pins" && m == "POST") {
-    const tenancy::Tenant t = tenancy_.tenants().get(p[2]);
-    const json::object o = body();
-    const openai::FieldReader f(o, "");
-    const int64_t ttl = f.integer("ttl_s").value_or(300);
-    if (ttl < 1 || ttl > 86400) throw openai::invalid_value("ttl_s", "must be between 1 and 86400 seconds");
-    serving::ServeRequest r;
-    r.who = {t, "admin"};  // the operator's pin, billed to the tenant as a cache write
-    r.request_id = "req_pin_" + serving::to_hex(tenancy::random_bytes(12));
-    r.model = model_;
-    const json::value* prompt = f.find("prompt");
-    if (!prompt) throw openai::missing_parameter("prompt");
-    if (prompt->is_string()) {
-      r.prompt = tokenizer_.encode(prompt->as_string(), {.add_bos = true, .parse_special = false});
-    } else if (prompt->is_array()) {
-      for (const json::value& id : prompt->as_array()) {
-        if (!id.is_int64() || id.as_int64() < 0 || id.as_int64() >= tokenizer_.n_vocab())
-          throw openai::invalid_value("prompt", "token ids must be integers in [0, n_vocab)");
-        r.prompt.push_back(static_cast<TokenId>(id.as_int64()));
-      }
-    } else {
-      throw openai::invalid_type("prompt", "a string or an array of token ids", openai::json_kind_name(*prompt));
+  r.sampling.temperature = 0;
+  r.max_tokens = 1;
+  r.pin_ttl = std::chrono::seconds(ttl);
+  auto started = pipeline_.start(std::move(r), std::make_shared<PinReply>(c.reply, ttl));
+  if (const auto* no = std::get_if<serving::NotStarted>(&started)) {
+    switch (no->why) {
+      case serving::NotStarted::Why::kQuota: throw openai::rate_limited(no->message);
+      case serving::NotStarted::Why::kBusy: throw openai::overloaded(no->message);
+      case serving::NotStarted::Why::kBadRequest: throw openai::invalid_request(no->message, "prompt");
     }
-    r.sampling.temperature = 0;
-    r.max_tokens = 1;
-    r.pin_ttl = std::chrono::seconds(ttl);
-    auto started = pipeline_.start(std::move(r), std::make_shared<PinReply>(reply, ttl));
-    if (const auto* no = std::get_if<serving::NotStarted>(&started)) {
-      switch (no->why) {
-        case serving::NotStarted::Why::kQuota: throw openai::rate_limited(no->message);
-        case serving::NotStarted::Why::kBusy: throw openai::overloaded(no->message);
-        case serving::NotStarted::Why::kBadRequest: throw openai::invalid_request(no->message, "prompt");
-      }
-    }
-    return true;
   }
-  return false;
 }
 
 }  // namespace kvgate::admin
