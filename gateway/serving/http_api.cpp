@@ -37,6 +37,11 @@ void add_window(HttpHeaders& h, const char* what, const tenancy::RateWindow& w) 
   h.push_back({std::string("x-ratelimit-reset-") + what, std::to_string(w.reset_s) + "s"});
 }
 
+// The request field a prompt-length error names.
+const char* input_field(openai::Endpoint endpoint) {
+  return endpoint == openai::Endpoint::kChatCompletions ? "messages" : "prompt";
+}
+
 HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
   const tenancy::RateStatus st = t.quotas().rate_status(tenant);
   HttpHeaders h;
@@ -106,49 +111,74 @@ void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const 
             usage_json(who.tenant.id, period, tenancy_.ledger().usage(who.tenant.id, period.start_ns(), period.end_ns())));
 }
 
+HttpApi::Parsed HttpApi::parse(const server::HttpRequest& req, openai::Endpoint endpoint) const {
+  Parsed p;
+  if (endpoint == openai::Endpoint::kChatCompletions) {
+    openai::ChatCompletionRequest r = openai::parse_chat_completion_request(req.body);
+    p.model = std::move(r.model);
+    p.options = std::move(r.options);
+    p.serve.prompt = encoder_.encode(chat_.render(r.messages, encoder_.template_tokens()));
+    p.serve.continuation = true;  // the assistant's turn follows the rendered conversation
+    return p;
+  }
+  openai::CompletionRequest r = openai::parse_completion_request(req.body);
+  p.model = std::move(r.model);
+  p.options = std::move(r.options);
+  if (auto* text = std::get_if<std::string>(&r.prompt)) {
+    p.serve.prompt = tokenizer_.encode(*text, {.add_bos = true, .parse_special = false});
+    p.serve.continuation = !text->empty();
+  } else {
+    p.serve.prompt = std::get<Tokens>(std::move(r.prompt));
+    openai::check_prompt_tokens(p.serve.prompt, tokenizer_.n_vocab());
+    p.serve.continuation = !tokenizer_.decode(p.serve.prompt).empty();
+  }
+  if (!p.options.max_tokens) p.options.max_tokens = model_.completions_default_max_tokens;
+  return p;
+}
+
+// Everything checkable before any engine work or quota charge: a 400 here.
+void HttpApi::check_bounds(Parsed& p, openai::Endpoint endpoint) const {
+  if (p.model != model_.id) throw openai::model_not_found(p.model);
+  if (p.serve.prompt.empty()) throw openai::invalid_request("the prompt is empty", "prompt");
+  const auto n_prompt = static_cast<int64_t>(p.serve.prompt.size());
+  if (model_.max_prompt_tokens > 0 && n_prompt > model_.max_prompt_tokens)
+    throw openai::invalid_request("the prompt has " + std::to_string(n_prompt) + " tokens; this server takes at most " +
+                                      std::to_string(model_.max_prompt_tokens),
+                                  input_field(endpoint), "context_length_exceeded");
+  if (model_.max_output_tokens > 0 && p.options.max_tokens && *p.options.max_tokens > model_.max_output_tokens)
+    throw openai::invalid_value("max_tokens", "this server generates at most " +
+                                                  std::to_string(model_.max_output_tokens) + " tokens per request");
+  // Prompt + max_tokens past the context; without max_tokens, what the context leaves.
+  p.options.max_tokens = openai::completion_budget(p.options.max_tokens, n_prompt, model_.context_tokens, endpoint);
+}
+
+void HttpApi::answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, openai::Endpoint endpoint,
+                                 server::Reply& reply) const {
+  switch (no.why) {
+    case NotStarted::Why::kBadRequest: {
+      // The engine's limits: the prompt or max_tokens does not fit the context.
+      const bool output = no.message.find("max_tokens") != std::string::npos;
+      throw openai::invalid_request(no.message, output ? "max_tokens" : input_field(endpoint), "context_length_exceeded");
+    }
+    case NotStarted::Why::kBusy: return send_error(reply, openai::overloaded(no.message), {{"retry-after", "1"}});
+    case NotStarted::Why::kQuota: {
+      HttpHeaders h = rate_headers(tenancy_, tenant);
+      if (!no.quota->never_fits) h.push_back({"retry-after", std::to_string(std::max<uint64_t>(1, no.quota->retry_after_s))});
+      return send_error(reply, openai::rate_limited(no.message), std::move(h));
+    }
+  }
+}
+
 void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
   if (model_.replica_only)
     throw openai::permission_denied(
         "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = require_tenant(req, tenancy_);
-  ServeRequest sr;
-  openai::GenerationOptions opt;
-  std::string model;
-  if (endpoint == openai::Endpoint::kChatCompletions) {
-    openai::ChatCompletionRequest r = openai::parse_chat_completion_request(req.body);
-    model = std::move(r.model);
-    opt = std::move(r.options);
-    sr.prompt = encoder_.encode(chat_.render(r.messages, encoder_.template_tokens()));
-    sr.continuation = true;  // the assistant's turn follows the rendered conversation
-  } else {
-    openai::CompletionRequest r = openai::parse_completion_request(req.body);
-    model = std::move(r.model);
-    opt = std::move(r.options);
-    if (auto* text = std::get_if<std::string>(&r.prompt)) {
-      sr.prompt = tokenizer_.encode(*text, {.add_bos = true, .parse_special = false});
-      sr.continuation = !text->empty();
-    } else {
-      sr.prompt = std::get<Tokens>(std::move(r.prompt));
-      openai::check_prompt_tokens(sr.prompt, tokenizer_.n_vocab());
-      sr.continuation = !tokenizer_.decode(sr.prompt).empty();
-    }
-    if (!opt.max_tokens) opt.max_tokens = model_.completions_default_max_tokens;
-  }
-  if (model != model_.id) throw openai::model_not_found(model);
-  if (sr.prompt.empty()) throw openai::invalid_request("the prompt is empty", "prompt");
-  const char* input = endpoint == openai::Endpoint::kChatCompletions ? "messages" : "prompt";
-  const auto n_prompt = static_cast<int64_t>(sr.prompt.size());
-  if (model_.max_prompt_tokens > 0 && n_prompt > model_.max_prompt_tokens)
-    throw openai::invalid_request("the prompt has " + std::to_string(n_prompt) + " tokens; this server takes at most " +
-                                      std::to_string(model_.max_prompt_tokens),
-                                  input, "context_length_exceeded");
-  if (model_.max_output_tokens > 0 && opt.max_tokens && *opt.max_tokens > model_.max_output_tokens)
-    throw openai::invalid_value("max_tokens", "this server generates at most " +
-                                                  std::to_string(model_.max_output_tokens) + " tokens per request");
-  // Prompt + max_tokens past the context is a 400 here, before any engine
-  // work or quota charge; without max_tokens, what the context leaves.
-  opt.max_tokens = openai::completion_budget(opt.max_tokens, n_prompt, model_.context_tokens, endpoint);
+  Parsed p = parse(req, endpoint);
+  check_bounds(p, endpoint);
+  const openai::GenerationOptions& opt = p.options;
 
+  ServeRequest& sr = p.serve;
   uint64_t seed = 0;
   const std::string seed_bytes = tenancy::random_bytes(sizeof seed);
   std::memcpy(&seed, seed_bytes.data(), sizeof seed);
@@ -178,24 +208,10 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
     sink = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers);
   }
   const auto started = pipeline_.start(std::move(sr), sink);
-  if (const auto* no = std::get_if<NotStarted>(&started)) {
-    switch (no->why) {
-      case NotStarted::Why::kBadRequest: {
-        // The engine's limits: the prompt or max_tokens does not fit the context.
-        const bool output = no->message.find("max_tokens") != std::string::npos;
-        throw openai::invalid_request(no->message, output ? "max_tokens" : input, "context_length_exceeded");
-      }
-      case NotStarted::Why::kBusy: return send_error(reply, openai::overloaded(no->message), {{"retry-after", "1"}});
-      case NotStarted::Why::kQuota: {
-        HttpHeaders h = rate_headers(tenancy_, who.tenant);
-        if (!no->quota->never_fits) h.push_back({"retry-after", std::to_string(std::max<uint64_t>(1, no->quota->retry_after_s))});
-        return send_error(reply, openai::rate_limited(no->message), std::move(h));
-      }
-    }
-  }
+  if (const auto* no = std::get_if<NotStarted>(&started)) return answer_not_started(*no, who.tenant, endpoint, reply);
   const RequestId id = std::get<RequestId>(started);
-  Pipeline& p = pipeline_;
-  reply.on_close([&p, id] { p.cancel(id); });  // the client went away: stop spending on it
+  Pipeline& pipeline = pipeline_;
+  reply.on_close([&pipeline, id] { pipeline.cancel(id); });  // the client went away: stop spending on it
   if (stream) stream->open();
 }
 

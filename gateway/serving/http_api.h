@@ -57,6 +57,16 @@ class HttpApi {
 
  private:
   void dispatch(const server::HttpRequest& req, server::Reply& reply) const;
+  // A generation request, parsed and its prompt encoded; then checked.
+  struct Parsed {
+    ServeRequest serve;
+    openai::GenerationOptions options;
+    std::string model;
+  };
+  Parsed parse(const server::HttpRequest& req, openai::Endpoint endpoint) const;
+  void check_bounds(Parsed& p, openai::Endpoint endpoint) const;
+  void answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, openai::Endpoint endpoint,
+                          server::Reply& reply) const;
   void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
   void models(const server::HttpRequest& req, server::Reply& reply) const;
   void usage(const server::HttpRequest& req, server::Reply& reply) const;
