@@ -49,6 +49,7 @@ TEST(BilledUsage, TheLedgerRecordIsTheEngineResultToTheToken) {
   RequestResult r;
   r.prompt_tokens = 100;
   r.cached_tokens = 64;
+  r.cached_device_tokens = 32, r.cached_host_tokens = 16, r.cached_disk_tokens = 16;  // split by the scheduler
   r.fresh_prefill_tokens = 36;
   r.cache_written_tokens = 32;
   r.output = {1, 2, 3};
@@ -63,6 +64,9 @@ TEST(BilledUsage, TheLedgerRecordIsTheEngineResultToTheToken) {
   const tenancy::LedgerRecord rec = ledger_record({"req-1", "acme", "key_1", "m"}, r, t, clock);
   EXPECT_EQ(rec.tokens.prompt_tokens, 100u);
   EXPECT_EQ(rec.tokens.cached(), 64u);
+  EXPECT_EQ(rec.tokens.cached_device, 32u);
+  EXPECT_EQ(rec.tokens.cached_host, 16u);
+  EXPECT_EQ(rec.tokens.cached_disk, 16u);
   EXPECT_EQ(rec.tokens.fresh_prefill, 36u);
   EXPECT_EQ(rec.tokens.cache_written, 32u);
   EXPECT_EQ(rec.tokens.output_tokens, 3u);
