@@ -57,7 +57,9 @@ struct DiskTier::Pending {
   std::vector<std::byte> record;   // immutable once seq is set
   uint64_t seq = 0;        // enqueue order (flush waits on it)
   uint64_t write_seq = 0;  // stored in the index
-  bool cancelled = false;  // dropped while queued: never indexed (guarded by mu_)
+  // Dropped while queued: never indexed. Guarded by the tier's mu_, which an
+  // annotation in this struct cannot name.
+  bool cancelled = false;
 };
 
 namespace {
@@ -94,19 +96,24 @@ std::unique_ptr<DiskTier> DiskTier::open(DiskTierOptions options) {
   if (options.dir.empty()) throw std::invalid_argument("kv disk tier: no directory given");
   if (!options.identity.valid()) throw std::invalid_argument("kv disk tier at " + options.dir + ": invalid KV identity");
   std::unique_ptr<DiskTier> t(new DiskTier(std::move(options)));
-  t->open_or_move_aside();
+  {
+    // Nothing else reaches the tier yet; the lock is what lets open_or_move_aside use the database.
+    MutexLock wl(t->write_mu_);
+    t->open_or_move_aside();
+  }
   t->writer_ = std::thread([p = t.get()] { p->writer_loop(); });
   return t;
 }
 
 void DiskTier::open_or_move_aside() {
-  rocksdb::Status s = db_->open(dir_, env_);
+  detail::DiskDb& db = writer_db();
+  rocksdb::Status s = db.open(dir_, env_);
   if (s.ok()) {
     try {
       rebuild_index();
     } catch (const rocksdb::Status& bad) {
       s = bad;
-      db_->close();
+      db.close();
     }
   }
   if (s.ok()) return;
@@ -123,19 +130,20 @@ void DiskTier::open_or_move_aside() {
   std::fprintf(stderr, "kvgate: kv disk tier at %s would not open (%s): moved it aside to %s, starting empty\n",
                dir_.c_str(), s.ToString().c_str(), to.c_str());
   moved_aside_to_ = to;
-  s = db_->open(dir_, env_);
+  s = db.open(dir_, env_);
   if (!s.ok()) refuse(dir_, s);
   try {
     rebuild_index();
   } catch (const rocksdb::Status& bad) {
-    db_->close();
+    db.close();
     refuse(dir_, bad);
   }
 }
 
 // Throws the iterator's status when the index cannot be read.
 void DiskTier::rebuild_index() {
-  std::lock_guard lock(mu_);
+  detail::DiskDb& db = writer_db();
+  MutexLock lock(mu_);
   for (const Entry& e : entries_)
     if (e.live) policy_->on_remove(static_cast<policies::EntryId>(&e - entries_.data()));
   entries_.clear();
@@ -151,7 +159,7 @@ void DiskTier::rebuild_index() {
     IndexValue v;
   };
   std::vector<Found> found;
-  std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(rocksdb::ReadOptions(), db_->index));
+  std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.index));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     TierKey k;
     const std::optional<IndexValue> v = decode_index(it->value());
@@ -174,10 +182,10 @@ void DiskTier::rebuild_index() {
     rocksdb::WriteBatch wb;
     for (const TierKey& k : victims) {
       const auto kb = k.bytes();
-      wb.Delete(db_->records, slice(kb)).PermitUncheckedError();
-      wb.Delete(db_->index, slice(kb)).PermitUncheckedError();
+      wb.Delete(db.records, slice(kb)).PermitUncheckedError();
+      wb.Delete(db.index, slice(kb)).PermitUncheckedError();
     }
-    const rocksdb::Status s = db_->db->Write(rocksdb::WriteOptions(), &wb);
+    const rocksdb::Status s = db.db->Write(rocksdb::WriteOptions(), &wb);
     if (!s.ok()) throw s;
   }
 }
@@ -185,15 +193,17 @@ void DiskTier::rebuild_index() {
 DiskTier::~DiskTier() {
   if (writer_.joinable()) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
     work_cv_.notify_all();
     writer_.join();
   }
-  std::lock_guard wl(write_mu_);
-  db_->close();
+  MutexLock wl(write_mu_);
+  writer_db().close();
 }
+
+detail::DiskDb& DiskTier::writer_db() ABSL_NO_THREAD_SAFETY_ANALYSIS { return *db_; }
 
 // --- Index bookkeeping ---------------------------------------------------------
 
@@ -277,18 +287,19 @@ void DiskTier::log_throttled(const std::string& what) {
 
 void DiskTier::delete_keys(const std::vector<TierKey>& keys, const char* why) {
   if (keys.empty()) return;
+  detail::DiskDb& db = writer_db();
   rocksdb::WriteBatch wb;
   for (const TierKey& k : keys) {
     const auto kb = k.bytes();
-    wb.Delete(db_->records, slice(kb)).PermitUncheckedError();
-    wb.Delete(db_->index, slice(kb)).PermitUncheckedError();
+    wb.Delete(db.records, slice(kb)).PermitUncheckedError();
+    wb.Delete(db.index, slice(kb)).PermitUncheckedError();
   }
   std::string not_ready;
   const rocksdb::Status s =
       ready_to_write(&not_ready) ? write_db(&wb, rocksdb::WriteOptions()) : rocksdb::Status::Incomplete(not_ready);
   if (!s.ok()) {
     need_reopen_ = true;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     log_throttled(std::string(why) + ": deleting " + std::to_string(keys.size()) + " entries failed: " + s.ToString());
   }
 }
@@ -299,9 +310,11 @@ rocksdb::Status DiskTier::write_db(rocksdb::WriteBatch* wb, const rocksdb::Write
   // the memtable's memcpy racing a reader's memcmp. Under TSan every write
   // therefore holds db_mu_ exclusively (readers hold it shared), which makes
   // that order visible; other builds take nothing here.
-  std::unique_lock<std::shared_mutex> tsan_order(db_mu_, std::defer_lock);
-  if constexpr (kTsanBuild) tsan_order.lock();
-  return db_->db->Write(wo, wb);
+  if constexpr (kTsanBuild) {
+    WriterMutexLock tsan_order(db_mu_);
+    return db_->db->Write(wo, wb);
+  }
+  return writer_db().db->Write(wo, wb);
 }
 
 bool DiskTier::ready_to_write(std::string* why) {
@@ -311,7 +324,7 @@ bool DiskTier::ready_to_write(std::string* why) {
     *why = last_reopen_error_;
     return false;
   }
-  std::unique_lock readers(db_mu_);
+  WriterMutexLock readers(db_mu_);
   db_->close();
   const rocksdb::Status s = db_->open(dir_, env_);
   if (s.ok()) {
@@ -339,30 +352,32 @@ bool DiskTier::enqueue(std::span<const std::byte> record, TenantId owner) {
   }
   p->owner = owner;
   p->bytes = record.size();
-  std::unique_lock lock(mu_);
-  if (!h || h->identity != identity_) {
-    ++counters_.refused;
-    return false;
-  }
-  if (index_.contains(p->key) || queued_.contains(p->key)) return false;
-  if (chain_broken_locked(p->block) ||
-      (queued_bytes_ > 0 && queued_bytes_ + record.size() > write_queue_bytes_)) {
-    ++counters_.refused;
-    note_failed_locked(p->key);
-    return false;
+  {
+    MutexLock lock(mu_);
+    if (!h || h->identity != identity_) {
+      ++counters_.refused;
+      return false;
+    }
+    if (index_.contains(p->key) || queued_.contains(p->key)) return false;
+    if (chain_broken_locked(p->block) ||
+        (queued_bytes_ > 0 && queued_bytes_ + record.size() > write_queue_bytes_)) {
+      ++counters_.refused;
+      note_failed_locked(p->key);
+      return false;
+    }
+    queued_.emplace(p->key, p);
+    queued_bytes_ += record.size();
+    failed_.erase(p->key);
   }
   // Claimed; the copy is made without the lock (nobody reads a Pending's
   // bytes before it is in the queue).
-  queued_.emplace(p->key, p);
-  queued_bytes_ += record.size();
-  failed_.erase(p->key);
-  lock.unlock();
   p->record.assign(record.begin(), record.end());
-  lock.lock();
-  p->seq = ++enqueued_seq_;
-  fifo_.push_back(p);
-  ++counters_.stored;
-  lock.unlock();
+  {
+    MutexLock lock(mu_);
+    p->seq = ++enqueued_seq_;
+    fifo_.push_back(p);
+    ++counters_.stored;
+  }
   work_cv_.notify_one();
   return true;
 }
@@ -372,8 +387,8 @@ void DiskTier::writer_loop() {
     std::vector<std::shared_ptr<Pending>> batch;
     uint64_t last_seq = 0;
     {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [&] { return stop_ || !fifo_.empty(); });
+      MutexLock lock(mu_);
+      while (!stop_ && fifo_.empty()) work_cv_.wait(mu_);
       if (fifo_.empty()) return;  // stopping, and everything is written
       size_t bytes = 0;
       while (!fifo_.empty() && batch.size() < kBatchRecords &&
@@ -397,7 +412,7 @@ void DiskTier::writer_loop() {
     }
     if (!batch.empty()) write_batch(batch);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       done_seq_ = std::max(done_seq_, last_seq);
     }
     done_cv_.notify_all();
@@ -405,13 +420,14 @@ void DiskTier::writer_loop() {
 }
 
 void DiskTier::write_batch(std::vector<std::shared_ptr<Pending>>& batch) {
-  std::lock_guard wl(write_mu_);
+  MutexLock wl(write_mu_);
+  detail::DiskDb& db = writer_db();
   rocksdb::WriteBatch wb;
   for (const auto& p : batch) {
     const auto kb = p->key.bytes();
     const rocksdb::Slice value(reinterpret_cast<const char*>(p->record.data()), p->record.size());
-    wb.Put(db_->records, slice(kb), value).PermitUncheckedError();
-    wb.Put(db_->index, slice(kb),
+    wb.Put(db.records, slice(kb), value).PermitUncheckedError();
+    wb.Put(db.index, slice(kb),
            encode_index({digest_, p->owner, p->block.depth, static_cast<uint64_t>(p->record.size()), p->write_seq}))
         .PermitUncheckedError();
   }
@@ -422,7 +438,7 @@ void DiskTier::write_batch(std::vector<std::shared_ptr<Pending>>& batch) {
 
   std::vector<TierKey> doomed;  // written but cancelled meanwhile, or evicted for capacity
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!s.ok()) {
       need_reopen_ = true;
       ++counters_.write_errors;
@@ -458,32 +474,31 @@ void DiskTier::write_batch(std::vector<std::shared_ptr<Pending>>& batch) {
 }
 
 void DiskTier::flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t want = enqueued_seq_;
-  done_cv_.wait(lock, [&] { return done_seq_ >= want; });
+  while (done_seq_ < want) done_cv_.wait(mu_);
 }
 
 // --- Reading -------------------------------------------------------------------
 
 std::optional<std::vector<std::byte>> DiskTier::get(const TierKey& key) {
-  policies::EntryId id;
+  policies::EntryId id = -1;
+  std::shared_ptr<Pending> waiting;
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     if (auto q = queued_.find(key); q != queued_.end() && q->second->seq != 0) {
-      // Still waiting for the writer: served from memory. Its bytes never
-      // change once queued; the shared_ptr keeps them alive.
-      std::shared_ptr<Pending> p = q->second;
+      waiting = q->second;
       ++counters_.hits;
-      lock.unlock();
-      return p->record;
-    }
-    auto it = index_.find(key);
-    if (it == index_.end()) {
+    } else if (auto it = index_.find(key); it != index_.end()) {
+      id = it->second;
+    } else {
       ++counters_.misses;
       return std::nullopt;
     }
-    id = it->second;
   }
+  // Still waiting for the writer: served from memory, copied without the
+  // lock. Its bytes never change once queued; the shared_ptr keeps them alive.
+  if (waiting) return waiting->record;
   const auto kb = key.bytes();
   rocksdb::PinnableSlice value;
   rocksdb::Status s;
@@ -493,11 +508,11 @@ std::optional<std::vector<std::byte>> DiskTier::get(const TierKey& key) {
   rocksdb::ReadOptions ro;
   ro.verify_checksums = false;
   {
-    std::shared_lock readers(db_mu_);
+    ReaderMutexLock readers(db_mu_);
     s = db_->db ? db_->db->Get(ro, db_->records, slice(kb), &value)
                 : rocksdb::Status::Incomplete("the database is being reopened after a failed write");
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = index_.find(key);
   const bool same = it != index_.end() && it->second == id;
   if (!s.ok()) {
@@ -541,15 +556,15 @@ std::vector<std::optional<std::vector<std::byte>>> DiskTier::get_many(std::span<
 }
 
 bool DiskTier::contains(const TierKey& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return index_.contains(key) || queued_.contains(key);
 }
 
 void DiskTier::drop_corrupt(const TierKey& key, RecordFault why) {
-  std::lock_guard wl(write_mu_);
+  MutexLock wl(write_mu_);
   std::vector<TierKey> doomed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto q = queued_.find(key); q != queued_.end()) {
       q->second->cancelled = true;
       queued_bytes_ -= q->second->bytes;
@@ -574,12 +589,13 @@ void DiskTier::writable_or_throw() {
 }
 
 int64_t DiskTier::purge_foreign() {
-  std::lock_guard wl(write_mu_);
+  MutexLock wl(write_mu_);
   writable_or_throw();
+  detail::DiskDb& db = writer_db();
   std::vector<TierKey> keys;
   std::vector<std::string> odd;  // index keys that are not TierKeys at all
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(rocksdb::ReadOptions(), db_->index));
+    std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.index));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       const std::optional<IndexValue> v = decode_index(it->value());
       if (v && v->digest == digest_) continue;
@@ -590,14 +606,14 @@ int64_t DiskTier::purge_foreign() {
     if (!it->status().ok()) refuse(dir_, it->status());
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const TierKey& k : keys)  // should none be ours: never delete what the index serves
       if (index_.contains(k)) throw std::logic_error("kv disk tier: a foreign index entry is indexed");
   }
   rocksdb::WriteBatch wb;
   for (const std::string& k : odd) {
-    wb.Delete(db_->records, k).PermitUncheckedError();
-    wb.Delete(db_->index, k).PermitUncheckedError();
+    wb.Delete(db.records, k).PermitUncheckedError();
+    wb.Delete(db.index, k).PermitUncheckedError();
   }
   if (!odd.empty()) {
     const rocksdb::Status s = write_db(&wb, rocksdb::WriteOptions());
@@ -607,22 +623,23 @@ int64_t DiskTier::purge_foreign() {
     }
   }
   delete_keys(keys, "purging foreign entries");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   counters_.foreign = 0;
   return static_cast<int64_t>(keys.size() + odd.size());
 }
 
 int64_t DiskTier::purge_all() {
-  std::lock_guard wl(write_mu_);
+  MutexLock wl(write_mu_);
   writable_or_throw();
+  detail::DiskDb& db = writer_db();
   int64_t n = 0;
   {
-    std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(rocksdb::ReadOptions(), db_->index));
+    std::unique_ptr<rocksdb::Iterator> it(db.db->NewIterator(rocksdb::ReadOptions(), db.index));
     for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
     if (!it->status().ok()) refuse(dir_, it->status());
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [k, p] : queued_) {
       p->cancelled = true;
       ++n;
@@ -636,24 +653,24 @@ int64_t DiskTier::purge_all() {
   // Every key is 32 bytes; 33 bytes of 0xff sort after all of them.
   const std::string end(33, '\xff');
   rocksdb::WriteBatch wb;
-  wb.DeleteRange(db_->records, rocksdb::Slice(), end).PermitUncheckedError();
-  wb.DeleteRange(db_->index, rocksdb::Slice(), end).PermitUncheckedError();
+  wb.DeleteRange(db.records, rocksdb::Slice(), end).PermitUncheckedError();
+  wb.DeleteRange(db.index, rocksdb::Slice(), end).PermitUncheckedError();
   const rocksdb::Status s = write_db(&wb, rocksdb::WriteOptions());
   if (!s.ok()) {
     need_reopen_ = true;
     refuse(dir_, s);
   }
   // Reclaim the space now: the blob files are dropped once no SST refers to them.
-  for (auto* cf : {db_->records, db_->index}) db_->db->CompactRange(rocksdb::CompactRangeOptions(), cf, nullptr, nullptr).PermitUncheckedError();
+  for (auto* cf : {db.records, db.index}) db.db->CompactRange(rocksdb::CompactRangeOptions(), cf, nullptr, nullptr).PermitUncheckedError();
   return n;
 }
 
 int32_t DiskTier::evict_tenant(TenantId tenant) {
-  std::lock_guard wl(write_mu_);
+  MutexLock wl(write_mu_);
   std::vector<TierKey> doomed;
   int32_t n = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto q = queued_.begin(); q != queued_.end();) {
       if (q->second->owner == tenant) {
         q->second->cancelled = true;
@@ -681,7 +698,7 @@ int32_t DiskTier::evict_tenant(TenantId tenant) {
 
 void DiskTier::set_policy(std::unique_ptr<policies::EvictionPolicy> next) {
   if (!next) throw std::invalid_argument("DiskTier::set_policy: null policy");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (policies::EntryId e : policy_->eviction_order()) {
     next->on_insert(e, entry_info(e));
     next->on_release(e);
@@ -690,17 +707,17 @@ void DiskTier::set_policy(std::unique_ptr<policies::EvictionPolicy> next) {
 }
 
 std::string DiskTier::policy_name() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::string(policy_->name());
 }
 
 policies::PolicyParams DiskTier::policy_params() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return policy_->params();
 }
 
 TierStats DiskTier::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TierStats st = counters_;
   st.capacity_bytes = capacity_bytes_;
   st.used_bytes = used_bytes_;
@@ -712,18 +729,19 @@ TierStats DiskTier::stats() const {
 }
 
 void DiskTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> value, TenantId owner, int32_t depth) {
-  std::lock_guard wl(write_mu_);
+  MutexLock wl(write_mu_);
   writable_or_throw();
+  detail::DiskDb& db = writer_db();
   uint64_t seq;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     seq = next_seq_++;
   }
   const auto kb = key.bytes();
   rocksdb::WriteBatch wb;
-  wb.Put(db_->records, slice(kb), rocksdb::Slice(reinterpret_cast<const char*>(value.data()), value.size()))
+  wb.Put(db.records, slice(kb), rocksdb::Slice(reinterpret_cast<const char*>(value.data()), value.size()))
       .PermitUncheckedError();
-  wb.Put(db_->index, slice(kb), encode_index({digest_, owner, depth, static_cast<uint64_t>(value.size()), seq}))
+  wb.Put(db.index, slice(kb), encode_index({digest_, owner, depth, static_cast<uint64_t>(value.size()), seq}))
       .PermitUncheckedError();
   const rocksdb::Status s = write_db(&wb, rocksdb::WriteOptions());
   if (!s.ok()) {
@@ -732,7 +750,7 @@ void DiskTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> v
   }
   std::vector<TierKey> doomed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = index_.find(key); it != index_.end()) remove_entry_locked(it->second);
     add_entry_locked(key, owner, depth, static_cast<int64_t>(value.size()));
     evict_over_capacity_locked(doomed);

@@ -41,14 +41,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -56,6 +53,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/block_event.h"
 #include "cache/tiers/block_record.h"
 #include "cache/tiers/block_store.h"
@@ -178,24 +176,31 @@ class DiskTier final : public BlockStore {
   };
 
   explicit DiskTier(DiskTierOptions&& o);
-  void open_or_move_aside();
-  void rebuild_index();
-  void writer_loop();
-  void write_batch(std::vector<std::shared_ptr<Pending>>& batch);
-  policies::EntryInfo entry_info(policies::EntryId e) const;
-  // *_locked: mu_ held.
+  void open_or_move_aside() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void rebuild_index() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  void writer_loop() ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+  void write_batch(std::vector<std::shared_ptr<Pending>>& batch) ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
+  policies::EntryInfo entry_info(policies::EntryId e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   policies::EntryId add_entry_locked(const TierKey& key, TenantId owner, int32_t depth, int64_t bytes,
-                                     const BlockHash& parent = {});
-  void remove_entry_locked(policies::EntryId e);
-  void evict_over_capacity_locked(std::vector<TierKey>& doomed);  // the policy's victims while over capacity
-  bool chain_broken_locked(const BlockKey& key) const;
-  void note_failed_locked(const TierKey& key);
-  void log_throttled(const std::string& what);
-  void delete_keys(const std::vector<TierKey>& keys, const char* why);  // write_mu_ held
-  // write_mu_ held: reopens the database if a write failed since; false while it cannot be.
-  bool ready_to_write(std::string* why);
-  void writable_or_throw();
-  rocksdb::Status write_db(rocksdb::WriteBatch* wb, const rocksdb::WriteOptions& wo);  // write_mu_ held  // write_mu_ held: ready_to_write, or std::runtime_error
+                                     const BlockHash& parent = {}) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void remove_entry_locked(policies::EntryId e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The policy's victims while over capacity.
+  void evict_over_capacity_locked(std::vector<TierKey>& doomed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool chain_broken_locked(const BlockKey& key) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void note_failed_locked(const TierKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void log_throttled(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void delete_keys(const std::vector<TierKey>& keys, const char* why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Reopens the database if a write failed since; false while it cannot be.
+  bool ready_to_write(std::string* why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(db_mu_);
+  void writable_or_throw() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);  // ready_to_write, or std::runtime_error
+  rocksdb::Status write_db(rocksdb::WriteBatch* wb, const rocksdb::WriteOptions& wo)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(db_mu_);
+  // *db_ for a holder of write_mu_. Reopening the database takes write_mu_
+  // as well as db_mu_, so either one keeps it open: writers hold write_mu_,
+  // readers db_mu_ shared. The analysis cannot say "write_mu_ or db_mu_",
+  // so db_ is guarded by db_mu_ and this is where write_mu_ stands in for it.
+  detail::DiskDb& writer_db() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   const std::string dir_;
   const KvIdentity identity_;
@@ -206,43 +211,47 @@ class DiskTier final : public BlockStore {
   const std::chrono::milliseconds retry_interval_;
   rocksdb::Env* const env_;
   BlockEventListener* const listener_;
-  std::string moved_aside_to_;
+  std::string moved_aside_to_;  // set by open(), before the tier is shared
 
-  std::unique_ptr<detail::DiskDb> db_;  // immutable once open
+  // Set once; what it points to is closed and opened again by a reopen.
+  const std::unique_ptr<detail::DiskDb> db_ ABSL_PT_GUARDED_BY(db_mu_);
 
   // write_mu_ serialises every change to the database (the writer's batches,
   // deletes) and reopening it; taken before db_mu_ and mu_, never while
   // holding either.
-  std::mutex write_mu_;
+  Mutex write_mu_ ABSL_ACQUIRED_BEFORE(db_mu_, mu_);
   // After a failed write the database is closed and opened again before the
   // next one (RocksDB 7.8 would otherwise append to the WAL writer that saw
-  // the error: an assertion, or every later write failing). Guarded by write_mu_.
-  bool need_reopen_ = false;
-  std::chrono::steady_clock::time_point next_reopen_{};  // guarded by write_mu_
-  std::string last_reopen_error_;                        // guarded by write_mu_
-  // Readers (get) hold it shared while they use db_; a reopen holds it exclusive.
-  std::shared_mutex db_mu_;
+  // the error: an assertion, or every later write failing).
+  bool need_reopen_ ABSL_GUARDED_BY(write_mu_) = false;
+  std::chrono::steady_clock::time_point next_reopen_ ABSL_GUARDED_BY(write_mu_) {};
+  std::string last_reopen_error_ ABSL_GUARDED_BY(write_mu_);
+  // Readers (get) hold it shared while they use db_; a reopen holds it
+  // exclusive (and write_mu_: writers use db_ through writer_db()).
+  SharedMutex db_mu_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  std::unique_ptr<policies::EvictionPolicy> policy_;
-  std::vector<Entry> entries_;
-  std::vector<policies::EntryId> free_ids_;
-  std::unordered_map<TierKey, policies::EntryId, TierKeyHasher> index_;
-  std::unordered_map<TenantId, int64_t> tenant_blocks_;
-  int64_t used_bytes_ = 0;
-  uint64_t next_seq_ = 1;  // write order, stored in the index (rebuild keeps the policy's order roughly)
-  std::deque<std::shared_ptr<Pending>> fifo_;
-  std::unordered_map<TierKey, std::shared_ptr<Pending>, TierKeyHasher> queued_;  // waiting or being written
-  size_t queued_bytes_ = 0;
-  uint64_t enqueued_seq_ = 0, done_seq_ = 0;
-  std::unordered_set<TierKey, TierKeyHasher> failed_;  // keys whose latest put failed
-  std::deque<TierKey> failed_order_;
-  bool stop_ = false;
-  TierStats counters_;
-  std::chrono::steady_clock::time_point last_log_{};
-  bool logged_ = false;
-  int64_t unlogged_ = 0;
+  mutable Mutex mu_;
+  CondVar work_cv_, done_cv_;
+  std::unique_ptr<policies::EvictionPolicy> policy_ ABSL_GUARDED_BY(mu_);
+  std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::vector<policies::EntryId> free_ids_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<TierKey, policies::EntryId, TierKeyHasher> index_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<TenantId, int64_t> tenant_blocks_ ABSL_GUARDED_BY(mu_);
+  int64_t used_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // Write order, stored in the index (rebuild keeps the policy's order roughly).
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
+  std::deque<std::shared_ptr<Pending>> fifo_ ABSL_GUARDED_BY(mu_);
+  // Waiting or being written.
+  std::unordered_map<TierKey, std::shared_ptr<Pending>, TierKeyHasher> queued_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t enqueued_seq_ ABSL_GUARDED_BY(mu_) = 0, done_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unordered_set<TierKey, TierKeyHasher> failed_ ABSL_GUARDED_BY(mu_);  // keys whose latest put failed
+  std::deque<TierKey> failed_order_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  TierStats counters_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_log_ ABSL_GUARDED_BY(mu_) {};
+  bool logged_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t unlogged_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::thread writer_;
 };

@@ -161,7 +161,7 @@ std::optional<int32_t> HostTier::victim_of_locked(TenantId owner) {
 }
 
 std::optional<HostTier::Reservation> HostTier::reserve(const TierKey& key, TenantId owner, int64_t owner_quota_blocks) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (index_.contains(key)) return std::nullopt;
   std::optional<int32_t> slot;
   if (owner_quota_blocks > 0) {
@@ -208,7 +208,7 @@ std::optional<HostTier::Reservation> HostTier::reserve(const TierKey& key, Tenan
 void HostTier::publish(int32_t slot) {
   // The header is read outside the lock: the reservation still owns the slot.
   const std::optional<RecordHeader> h = read_record_header(slot_bytes(slot));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Slot& s = slots_[static_cast<size_t>(slot)];
   if (!h || h->key.hash != s.key.hash || h->key.scope != s.key.scope || h->identity != identity_) {
     index_.erase(s.key);
@@ -232,7 +232,7 @@ void HostTier::publish(int32_t slot) {
 }
 
 void HostTier::abandon(int32_t slot) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Slot& s = slots_[static_cast<size_t>(slot)];
   index_.erase(s.key);
   --tenants_[s.owner].reserved;
@@ -241,7 +241,7 @@ void HostTier::abandon(int32_t slot) {
 }
 
 std::optional<HostTier::Lease> HostTier::acquire(const TierKey& key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end() || slots_[static_cast<size_t>(it->second)].state != SlotState::kStored) {
     ++counters_.misses;
@@ -257,7 +257,7 @@ std::optional<HostTier::Lease> HostTier::acquire(const TierKey& key) {
 }
 
 void HostTier::release(int32_t slot) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Slot& s = slots_[static_cast<size_t>(slot)];
   if (--s.leases > 0) return;
   --n_leased_;
@@ -271,13 +271,13 @@ void HostTier::release(int32_t slot) {
 }
 
 bool HostTier::contains(const TierKey& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = index_.find(key);
   return it != index_.end() && slots_[static_cast<size_t>(it->second)].state == SlotState::kStored;
 }
 
 void HostTier::drop_corrupt(const TierKey& key, RecordFault why) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   drop_locked(key, -1, why);
 }
 
@@ -285,7 +285,7 @@ void HostTier::drop_corrupt(const TierKey& key, RecordFault why) {
 // (by another reader of the same bad bytes) and a good one stored under the
 // key since, that good one is not the lease's to drop.
 void HostTier::drop_corrupt(const Lease& lease, RecordFault why) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   drop_locked(lease.key(), lease.slot_, why);
 }
 
@@ -310,7 +310,7 @@ void HostTier::drop_locked(const TierKey& key, int32_t only_slot, RecordFault wh
 }
 
 int32_t HostTier::evict_tenant(TenantId tenant) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   int32_t n = 0;
   for (int32_t slot = 0; slot < n_slots_; ++slot) {
     const Slot& s = slots_[static_cast<size_t>(slot)];
@@ -325,7 +325,7 @@ int32_t HostTier::evict_tenant(TenantId tenant) {
 
 void HostTier::set_policy(std::unique_ptr<policies::EvictionPolicy> next) {
   if (!next) throw std::invalid_argument("HostTier::set_policy: null policy");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   // Leased entries first (not candidates; a dropping one only waits for its
   // on_remove), then the candidates in the old policy's order, next victim first.
   for (int32_t slot = 0; slot < n_slots_; ++slot) {
@@ -342,17 +342,17 @@ void HostTier::set_policy(std::unique_ptr<policies::EvictionPolicy> next) {
 }
 
 std::string HostTier::policy_name() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::string(policy_->name());
 }
 
 policies::PolicyParams HostTier::policy_params() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return policy_->params();
 }
 
 TierStats HostTier::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   TierStats st = counters_;
   st.capacity_bytes = capacity_bytes_;
   st.blocks = n_stored_;
@@ -364,7 +364,7 @@ TierStats HostTier::stats() const {
 }
 
 bool HostTier::mutate_for_test(const TierKey& key, const std::function<void(std::span<std::byte>)>& f) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) return false;
   const Slot& s = slots_[static_cast<size_t>(it->second)];
@@ -374,7 +374,7 @@ bool HostTier::mutate_for_test(const TierKey& key, const std::function<void(std:
 }
 
 void HostTier::check_invariants() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   check_invariants_locked();
 }
 

@@ -29,13 +29,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/block_event.h"
 #include "cache/tiers/block_record.h"
 #include "cache/tiers/kv_identity.h"
@@ -173,34 +173,40 @@ class HostTier {
   };
 
   std::span<std::byte> slot_bytes(int32_t slot) const;
-  policies::EntryInfo entry_info(int32_t slot) const;
-  // Each *_locked function expects mu_ held.
-  void evict_locked(int32_t slot);        // a stored, unleased slot leaves (counted evicted); it is free, not listed
-  void free_locked(int32_t slot);         // back on the free list
-  std::optional<int32_t> victim_locked();
-  std::optional<int32_t> victim_of_locked(TenantId owner);
-  void publish(int32_t slot);
-  void abandon(int32_t slot);
-  void drop_locked(const TierKey& key, int32_t only_slot, RecordFault why);  // only_slot < 0: whichever
-  void release(int32_t slot);
-  void tell_locked(BlockEventKind kind, const Slot& s, const BlockHash& parent = {}) const;
-  void check_invariants_locked() const;
-  void debug_check_locked() const;
+  policies::EntryInfo entry_info(int32_t slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A stored, unleased slot leaves (counted evicted); it is free, not listed.
+  void evict_locked(int32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void free_locked(int32_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // back on the free list
+  std::optional<int32_t> victim_locked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<int32_t> victim_of_locked(TenantId owner) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void publish(int32_t slot) ABSL_LOCKS_EXCLUDED(mu_);
+  void abandon(int32_t slot) ABSL_LOCKS_EXCLUDED(mu_);
+  void drop_locked(const TierKey& key, int32_t only_slot, RecordFault why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // only_slot < 0: whichever
+  void release(int32_t slot) ABSL_LOCKS_EXCLUDED(mu_);
+  void tell_locked(BlockEventKind kind, const Slot& s, const BlockHash& parent = {}) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void check_invariants_locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void debug_check_locked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const KvIdentity identity_;
   const size_t record_bytes_;
   const int32_t n_slots_;
   const int64_t capacity_bytes_;
+  // Not guarded: a slot's bytes belong to its Reservation, or are immutable
+  // while leased (see the top of this file).
   std::unique_ptr<std::byte[]> arena_;
 
-  mutable std::mutex mu_;
-  std::unique_ptr<policies::EvictionPolicy> policy_;     // guarded by mu_
-  std::vector<Slot> slots_;                              // guarded by mu_
-  std::vector<int32_t> free_list_;                       // guarded by mu_
-  std::unordered_map<TierKey, int32_t, TierKeyHasher> index_;  // reserved and stored slots; guarded by mu_
-  std::unordered_map<TenantId, TenantCount> tenants_;    // guarded by mu_
-  int64_t n_stored_ = 0, n_leased_ = 0;                  // stored slots; slots (stored or dropping) with leases
-  TierStats counters_;                                   // stored, refused, evicted, hits, misses, faults
+  mutable Mutex mu_;
+  std::unique_ptr<policies::EvictionPolicy> policy_ ABSL_GUARDED_BY(mu_);
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+  std::vector<int32_t> free_list_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<TierKey, int32_t, TierKeyHasher> index_ ABSL_GUARDED_BY(mu_);  // reserved and stored slots
+  std::unordered_map<TenantId, TenantCount> tenants_ ABSL_GUARDED_BY(mu_);
+  // Stored slots; slots (stored or dropping) with leases.
+  int64_t n_stored_ ABSL_GUARDED_BY(mu_) = 0, n_leased_ ABSL_GUARDED_BY(mu_) = 0;
+  TierStats counters_ ABSL_GUARDED_BY(mu_);  // stored, refused, evicted, hits, misses, faults
+  // Set before the tier is shared, then only read: needs no lock.
   BlockEventListener* listener_ = nullptr;
 };
 

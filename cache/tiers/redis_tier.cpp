@@ -216,7 +216,7 @@ RedisTier::RedisTier(RedisTierOptions o)
   if (o.port < 1 || o.port > 65535)
     throw std::invalid_argument("kv redis tier: port " + std::to_string(o.port) + " is outside 1..65535");
   {
-    std::lock_guard r(read_mu_);
+    MutexLock r(read_mu_);
     reader_->get();  // one attempt now, so that stats() and the start-up line say whether Redis answers
   }
   writer_ = std::thread([this] { writer_loop(); });
@@ -225,7 +225,7 @@ RedisTier::RedisTier(RedisTierOptions o)
 
 RedisTier::~RedisTier() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     if (subscriber_fd_ >= 0) ::shutdown(subscriber_fd_, SHUT_RDWR);  // wakes its blocking read
   }
@@ -239,26 +239,31 @@ RedisTier::~RedisTier() {
 
 bool RedisTier::enqueue(std::span<const std::byte> record, TenantId) {
   const std::optional<RecordHeader> h = read_record_header(record);
-  std::unique_lock lock(mu_);
-  if (!h || h->identity != identity_) {
-    ++counters_.tier.refused;
-    return false;
+  bool full = false;
+  {
+    MutexLock lock(mu_);
+    if (!h || h->identity != identity_) {
+      ++counters_.tier.refused;
+      return false;
+    }
+    const TierKey key{h->key.scope, h->key.hash};
+    if (known_.contains(key) || queued_.contains(key)) return false;
+    full = !fifo_.empty() && queued_bytes_ + record.size() > write_queue_bytes_;
+    if (full) {
+      ++counters_.tier.refused;
+    } else {
+      auto p = std::make_shared<const Pending>(Pending{key, {record.begin(), record.end()}});
+      queued_.emplace(key, p);
+      fifo_.push_back(std::move(p));
+      queued_bytes_ += record.size();
+      ++enqueued_seq_;
+      ++counters_.tier.stored;
+    }
   }
-  const TierKey key{h->key.scope, h->key.hash};
-  if (known_.contains(key) || queued_.contains(key)) return false;
-  if (!fifo_.empty() && queued_bytes_ + record.size() > write_queue_bytes_) {
-    ++counters_.tier.refused;
-    lock.unlock();
+  if (full) {
     log_throttled("write queue full (" + std::to_string(write_queue_bytes_ >> 10) + " KiB): a block was refused");
     return false;
   }
-  auto p = std::make_shared<const Pending>(Pending{key, {record.begin(), record.end()}});
-  queued_.emplace(key, p);
-  fifo_.push_back(std::move(p));
-  queued_bytes_ += record.size();
-  ++enqueued_seq_;
-  ++counters_.tier.stored;
-  lock.unlock();
   work_cv_.notify_one();
   return true;
 }
@@ -266,9 +271,9 @@ bool RedisTier::enqueue(std::span<const std::byte> record, TenantId) {
 void RedisTier::writer_loop() {
   block_sigpipe();
   writer_conn_->get();  // connect early: stats() then says whether the writer can reach Redis
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    work_cv_.wait(lock, [&] { return stop_ || !fifo_.empty(); });
+    while (!stop_ && fifo_.empty()) work_cv_.wait(mu_);
     if (fifo_.empty()) return;  // stopping, and everything queued was sent
     std::vector<std::shared_ptr<const Pending>> batch;
     size_t bytes = 0;
@@ -281,9 +286,10 @@ void RedisTier::writer_loop() {
       const auto it = queued_.find(p->key);
       if (it != queued_.end() && it->second == p) batch.push_back(std::move(p));  // else dropped as corrupt
     }
-    lock.unlock();
-    if (!batch.empty()) write_batch(batch);
-    lock.lock();
+    {
+      MutexUnlock unlocked(mu_);
+      if (!batch.empty()) write_batch(batch);
+    }
     for (const auto& p : batch)
       if (const auto it = queued_.find(p->key); it != queued_.end() && it->second == p) queued_.erase(it);
     queued_bytes_ -= bytes;
@@ -334,7 +340,7 @@ void RedisTier::write_batch(const std::vector<std::shared_ptr<const Pending>>& b
     error = "not connected (" + writer_conn_->last_error() + ")";
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const TierKey& k : written) known_.add(k);
     counters_.tier.persisted += static_cast<int64_t>(written.size());
     counters_.tier.refused += static_cast<int64_t>(batch.size() - written.size());
@@ -346,9 +352,9 @@ void RedisTier::write_batch(const std::vector<std::shared_ptr<const Pending>>& b
 }
 
 void RedisTier::flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const uint64_t upto = enqueued_seq_;
-  done_cv_.wait(lock, [&] { return done_seq_ >= upto; });
+  while (done_seq_ < upto) done_cv_.wait(mu_);
 }
 
 // --- Reads ------------------------------------------------------------------
@@ -362,7 +368,7 @@ std::vector<RedisTier::Reply> RedisTier::get_many(std::span<const TierKey> keys,
   std::vector<TierKey> remote;
   std::vector<size_t> where;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (size_t i = 0; i < keys.size(); ++i) {
       if (const auto it = queued_.find(keys[i]); it != queued_.end()) {
         out[i] = it->second->record;
@@ -389,7 +395,7 @@ std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
   std::vector<Outcome> outcome(keys.size(), Outcome::kFailed);
   std::string error;
   {
-    std::lock_guard r(read_mu_);
+    MutexLock r(read_mu_);
     const NoSigpipe no_sigpipe;
     if (redisContext* c = reader_->get()) {
       for (const TierKey& k : keys) {
@@ -422,7 +428,7 @@ std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
   }
   int64_t failed = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (size_t i = 0; i < keys.size(); ++i) {
       if (outcome[i] == Outcome::kHit) {
         known_.add(keys[i]);
@@ -443,13 +449,13 @@ std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
 }
 
 bool RedisTier::contains(const TierKey& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return known_.contains(key) || queued_.contains(key);
 }
 
 void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++counters_.tier.faults[std::string(fault_name(why))];
     known_.erase(key);
     queued_.erase(key);  // still queued: never written (the writer skips it)
@@ -457,7 +463,7 @@ void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
   const std::string k = redis_record_key(identity_, key);
   const char* argv[] = {"DEL", k.data()};
   const size_t len[] = {3, k.size()};
-  std::lock_guard r(read_mu_);
+  MutexLock r(read_mu_);
   const NoSigpipe no_sigpipe;
   if (redisContext* c = reader_->get()) {
     // Best effort: a bad record left behind is caught again by the next reader.
@@ -471,7 +477,7 @@ bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> 
   const size_t len[] = {3, k.size(), value.size()};
   bool ok = false;
   {
-    std::lock_guard r(read_mu_);
+    MutexLock r(read_mu_);
     const NoSigpipe no_sigpipe;
     if (redisContext* c = reader_->get()) {
       const ReplyPtr reply{static_cast<redisReply*>(redisCommandArgv(c, 3, argv, len))};
@@ -480,7 +486,7 @@ bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> 
     }
   }
   if (ok) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     known_.add(key);
   }
   return ok;
@@ -490,40 +496,44 @@ bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> 
 
 void RedisTier::subscriber_loop() {
   block_sigpipe();
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
-    lock.unlock();
-    if (redisContext* c = subscriber_conn_->get()) {
-      const char* argv[] = {"SUBSCRIBE", channel_.data()};
-      const size_t len[] = {9, channel_.size()};
-      const ReplyPtr ack{static_cast<redisReply*>(redisCommandArgv(c, 2, argv, len))};
-      if (ack && ack->type == REDIS_REPLY_ARRAY) {
-        redisSetTimeout(c, timeval{0, 0});  // messages may be minutes apart; TCP keepalive notices a dead peer
-        lock.lock();
-        if (!stop_) subscriber_fd_ = c->fd;
-        const bool stopping = stop_;
-        lock.unlock();
-        // Subscribed first, then scanned: a key written meanwhile is announced or scanned, or both.
-        if (!stopping && scan_known()) {
-          void* raw = nullptr;
-          while (redisGetReply(c, &raw) == REDIS_OK) {
-            const ReplyPtr msg(static_cast<redisReply*>(raw));
-            if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 || msg->element[2]->type != REDIS_REPLY_STRING)
-              continue;
-            if (const std::optional<TierKey> k = parse_key({msg->element[2]->str, msg->element[2]->len})) {
-              std::lock_guard l(mu_);
-              known_.add(*k);
+    {
+      MutexUnlock unlocked(mu_);
+      if (redisContext* c = subscriber_conn_->get()) {
+        const char* argv[] = {"SUBSCRIBE", channel_.data()};
+        const size_t len[] = {9, channel_.size()};
+        const ReplyPtr ack{static_cast<redisReply*>(redisCommandArgv(c, 2, argv, len))};
+        if (ack && ack->type == REDIS_REPLY_ARRAY) {
+          redisSetTimeout(c, timeval{0, 0});  // messages may be minutes apart; TCP keepalive notices a dead peer
+          bool stopping;
+          {
+            MutexLock l(mu_);
+            if (!stop_) subscriber_fd_ = c->fd;
+            stopping = stop_;
+          }
+          // Subscribed first, then scanned: a key written meanwhile is announced or scanned, or both.
+          if (!stopping && scan_known()) {
+            void* raw = nullptr;
+            while (redisGetReply(c, &raw) == REDIS_OK) {
+              const ReplyPtr msg(static_cast<redisReply*>(raw));
+              if (msg->type != REDIS_REPLY_ARRAY || msg->elements != 3 || msg->element[2]->type != REDIS_REPLY_STRING)
+                continue;
+              if (const std::optional<TierKey> k = parse_key({msg->element[2]->str, msg->element[2]->len})) {
+                MutexLock l(mu_);
+                known_.add(*k);
+              }
             }
           }
+          MutexLock l(mu_);
+          subscriber_fd_ = -1;
         }
-        lock.lock();
-        subscriber_fd_ = -1;
-        lock.unlock();
+        subscriber_conn_->failed();
       }
-      subscriber_conn_->failed();
     }
-    lock.lock();
-    stop_cv_.wait_until(lock, subscriber_conn_->next_try(), [&] { return stop_; });
+    const Clock::time_point retry = subscriber_conn_->next_try();
+    while (!stop_)
+      if (!stop_cv_.wait_until(mu_, retry)) break;
   }
 }
 
@@ -536,7 +546,7 @@ bool RedisTier::scan_known() {
   bool ok = true;
   do {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stop_) break;
     }
     const char* argv[] = {"SCAN", cursor.data(), "MATCH", pattern.data(), "COUNT", kScanPageKeys};
@@ -549,7 +559,7 @@ bool RedisTier::scan_known() {
     }
     cursor.assign(page->element[0]->str, page->element[0]->len);
     const redisReply* keys = page->element[1];
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (size_t i = 0; i < keys->elements; ++i) {
       if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
       if (const std::optional<TierKey> k = parse_key({keys->element[i]->str, keys->element[i]->len})) {
@@ -578,21 +588,24 @@ std::optional<TierKey> RedisTier::parse_key(std::string_view text) const {
 // --- Stats and logging ------------------------------------------------------
 
 RedisTierStats RedisTier::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   RedisTierStats s = counters_;
   s.tier.blocks = static_cast<int64_t>(known_.size());
   s.tier.queued = static_cast<int64_t>(fifo_.size());
   s.tier.queued_bytes = static_cast<int64_t>(queued_bytes_);
-  s.connects = reader_->connects() + writer_conn_->connects() + subscriber_conn_->connects() + scan_conn_->connects();
+  s.connects =
+      reader_status().connects() + writer_conn_->connects() + subscriber_conn_->connects() + scan_conn_->connects();
   using State = detail::RedisConnection::State;
-  s.connected = reader_->state() == State::kUp && writer_conn_->state() != State::kDown;
+  s.connected = reader_status().state() == State::kUp && writer_conn_->state() != State::kDown;
   return s;
 }
+
+const detail::RedisConnection& RedisTier::reader_status() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return *reader_; }
 
 // At most one line per 10 s (a dead Redis would otherwise log every read);
 // every failure is counted in stats() either way.
 void RedisTier::log_throttled(const std::string& what) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto now = Clock::now();
   if (last_log_ != Clock::time_point{} && now - last_log_ < std::chrono::seconds(10)) {
     ++unlogged_;

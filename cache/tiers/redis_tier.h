@@ -54,12 +54,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +66,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/tiers/block_record.h"
 #include "cache/tiers/block_store.h"
 #include "cache/tiers/kv_identity.h"
@@ -180,14 +179,18 @@ class RedisTier final : public BlockStore {
   };
   using Reply = std::optional<std::vector<std::byte>>;
 
-  void writer_loop();
-  void write_batch(const std::vector<std::shared_ptr<const Pending>>& batch);
-  void subscriber_loop();
-  bool scan_known();  // the identity's keys into known_; false when the connection failed
+  void writer_loop() ABSL_LOCKS_EXCLUDED(mu_);
+  void write_batch(const std::vector<std::shared_ptr<const Pending>>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void subscriber_loop() ABSL_LOCKS_EXCLUDED(mu_);
+  // The identity's keys into known_; false when the connection failed.
+  bool scan_known() ABSL_LOCKS_EXCLUDED(mu_);
   // The reader's GETs, pipelined; counts hits, misses and errors.
-  std::vector<Reply> read(std::span<const TierKey> keys);
+  std::vector<Reply> read(std::span<const TierKey> keys) ABSL_LOCKS_EXCLUDED(read_mu_, mu_);
   std::optional<TierKey> parse_key(std::string_view text) const;
-  void log_throttled(const std::string& what);
+  void log_throttled(const std::string& what) ABSL_LOCKS_EXCLUDED(mu_);
+  // The reader's state() and connects(), which are atomics: stats() must
+  // not wait for read_mu_, held across a reader's round trip.
+  const detail::RedisConnection& reader_status() const;
 
   const KvIdentity identity_;
   const std::string address_;
@@ -197,24 +200,27 @@ class RedisTier final : public BlockStore {
   const size_t write_queue_bytes_;
   const size_t known_capacity_;
 
-  std::mutex read_mu_;  // one reader call at a time on reader_
-  const std::unique_ptr<detail::RedisConnection> reader_;
+  Mutex read_mu_;  // one reader call at a time on reader_
+  const std::unique_ptr<detail::RedisConnection> reader_ ABSL_PT_GUARDED_BY(read_mu_);
+  // Each used by its own thread only, so unguarded.
   const std::unique_ptr<detail::RedisConnection> writer_conn_;     // the writer thread's
   const std::unique_ptr<detail::RedisConnection> subscriber_conn_; // the subscriber thread's
   const std::unique_ptr<detail::RedisConnection> scan_conn_;       // the subscriber thread's, for SCAN
 
-  mutable std::mutex mu_;  // everything below
-  std::condition_variable work_cv_, done_cv_, stop_cv_;
-  KnownKeys known_;
-  std::deque<std::shared_ptr<const Pending>> fifo_;
-  std::unordered_map<TierKey, std::shared_ptr<const Pending>, TierKeyHasher> queued_;  // waiting or being written
-  size_t queued_bytes_ = 0;
-  uint64_t enqueued_seq_ = 0, done_seq_ = 0;
-  bool stop_ = false;
-  int subscriber_fd_ = -1;  // the subscriber's socket while it waits for messages (shut down to stop it)
-  RedisTierStats counters_;
-  std::chrono::steady_clock::time_point last_log_{};
-  int64_t unlogged_ = 0;
+  mutable Mutex mu_;
+  CondVar work_cv_, done_cv_, stop_cv_;
+  KnownKeys known_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<const Pending>> fifo_ ABSL_GUARDED_BY(mu_);
+  // Waiting or being written.
+  std::unordered_map<TierKey, std::shared_ptr<const Pending>, TierKeyHasher> queued_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t enqueued_seq_ ABSL_GUARDED_BY(mu_) = 0, done_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // The subscriber's socket while it waits for messages (shut down to stop it).
+  int subscriber_fd_ ABSL_GUARDED_BY(mu_) = -1;
+  RedisTierStats counters_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_log_ ABSL_GUARDED_BY(mu_) {};
+  int64_t unlogged_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::thread writer_, subscriber_;
 };

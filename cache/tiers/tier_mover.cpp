@@ -25,7 +25,7 @@ TierMover::TierMover(LowerTiers tiers, BlockCopier& copier, KvIdentity identity)
 
 TierMover::~TierMover() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   work_.notify_all();
@@ -38,7 +38,7 @@ TierMover::~TierMover() {
 void TierMover::offload(BlockId b, const BlockKey& key, TenantId owner, int64_t quota_blocks,
                         std::span<const TokenId> tokens) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     offloads_.push_back({b, key, owner, quota_blocks, {tokens.begin(), tokens.end()}});
     ++in_flight_;
   }
@@ -46,38 +46,39 @@ void TierMover::offload(BlockId b, const BlockKey& key, TenantId owner, int64_t 
 }
 
 void TierMover::collect(std::vector<BlockId>& done) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   done.insert(done.end(), done_.begin(), done_.end());
   in_flight_ -= static_cast<int32_t>(done_.size());
   done_.clear();
 }
 
 int32_t TierMover::offloads_in_flight() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return in_flight_;
 }
 
 void TierMover::wait_offloads() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [&] { return offloads_.empty() && copying_ == 0; });
+  MutexLock lock(mu_);
+  while (!offloads_.empty() || copying_ != 0) idle_.wait(mu_);
 }
 
 void TierMover::writer_loop() {
   std::vector<std::byte> scratch;  // the record when there is no host tier
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    work_.wait(lock, [&] { return stopping_ || !offloads_.empty(); });
+    while (!stopping_ && offloads_.empty()) work_.wait(mu_);
     if (stopping_) return;
     Offload job = std::move(offloads_.front());
     offloads_.pop_front();
     ++copying_;
-    lock.unlock();
-    try {
-      copy_down(job, scratch);
-    } catch (const std::exception& e) {  // a copy that failed is a block not offloaded, never a dead thread
-      note_error("copying a block down", e);
+    {
+      MutexUnlock unlocked(mu_);
+      try {
+        copy_down(job, scratch);
+      } catch (const std::exception& e) {  // a copy that failed is a block not offloaded, never a dead thread
+        note_error("copying a block down", e);
+      }
     }
-    lock.lock();
     --copying_;
     done_.push_back(job.block);
     if (offloads_.empty() && copying_ == 0) idle_.notify_all();
@@ -104,7 +105,7 @@ void TierMover::copy_down(const Offload& job, std::vector<std::byte>& scratch) {
     seal_record(scratch, job.key, job.owner, identity_, job.tokens);
     copied = tiers_.disk->enqueue(scratch, job.owner);
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++(copied ? stats_.offloaded : stats_.offload_skipped);
 }
 
@@ -114,7 +115,7 @@ void TierMover::prefetch(RequestId id, const ScopeId& scope, const BlockHash& se
                          std::span<const TokenId> tokens, int32_t from) {
   if (from >= static_cast<int32_t>(chain.size())) return;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     results_[id] = {};  // a new lookup replaces an old one's result
     prefetches_.push_back({id, scope, seed, {chain.begin(), chain.end()}, {tokens.begin(), tokens.end()}, from});
     ++stats_.prefetches;
@@ -123,21 +124,25 @@ void TierMover::prefetch(RequestId id, const ScopeId& scope, const BlockHash& se
 }
 
 bool TierMover::prefetch_pending(RequestId id) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
+  return prefetch_pending_locked(id);
+}
+
+bool TierMover::prefetch_pending_locked(RequestId id) const {
   const auto it = results_.find(id);
   return it != results_.end() && !it->second.done;
 }
 
 bool TierMover::wait_prefetch(RequestId id, int timeout_ms) {
-  std::unique_lock lock(mu_);
-  return idle_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
-    const auto it = results_.find(id);
-    return it == results_.end() || it->second.done;
-  });
+  MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (prefetch_pending_locked(id))
+    if (!idle_.wait_until(mu_, deadline)) return !prefetch_pending_locked(id);
+  return true;
 }
 
 TierMover::Found TierMover::take(RequestId id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = results_.find(id);
   if (it == results_.end() || !it->second.done) return {};
   Found f = std::move(it->second.found);
@@ -147,7 +152,7 @@ TierMover::Found TierMover::take(RequestId id) {
 
 void TierMover::forget(RequestId id) {
   Found dropped;  // its leases end outside the lock
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto it = results_.find(id);
   if (it == results_.end()) return;
   dropped = std::move(it->second.found);
@@ -155,28 +160,28 @@ void TierMover::forget(RequestId id) {
 }
 
 void TierMover::reader_loop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    work_.wait(lock, [&] { return stopping_ || !prefetches_.empty(); });
+    while (!stopping_ && prefetches_.empty()) work_.wait(mu_);
     if (stopping_) return;
     Prefetch p = std::move(prefetches_.front());
     prefetches_.pop_front();
-    lock.unlock();
     Found found;
-    try {
-      found = look_below(p);
-    } catch (const std::exception& e) {  // what was not found is prefilled
-      note_error("looking a chain up below the device", e);
+    {
+      MutexUnlock unlocked(mu_);
+      try {
+        found = look_below(p);
+      } catch (const std::exception& e) {  // what was not found is prefilled
+        note_error("looking a chain up below the device", e);
+      }
     }
-    lock.lock();
     // Forgotten (or asked again) meanwhile: this result is nobody's.
     if (auto it = results_.find(p.id); it != results_.end() && !it->second.done) {
       it->second.found = std::move(found);
       it->second.done = true;
     } else {
-      lock.unlock();
+      MutexUnlock unlocked(mu_);  // its leases end outside the lock
       found = {};
-      lock.lock();
     }
     idle_.notify_all();
   }
@@ -217,7 +222,7 @@ TierMover::Found TierMover::look_below(const Prefetch& p) {
       }
     });
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stats_.disk_reads += static_cast<int64_t>(run.size());
     }
     bool broken = false;
@@ -291,7 +296,7 @@ std::vector<RecordFault> TierMover::restore(std::span<const Restore> blocks) {
 // Logged at most once a minute (a failing disk would otherwise flood the
 // log); every one is counted.
 void TierMover::note_error(const char* what, const std::exception& e) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.errors;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_error_log_ < std::chrono::minutes(1) && stats_.errors > 1) return;
@@ -301,7 +306,7 @@ void TierMover::note_error(const char* what, const std::exception& e) {
 }
 
 MoverStats TierMover::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 

@@ -32,12 +32,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <exception>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <thread>
@@ -45,6 +43,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/block_copier.h"
 #include "cache/block_pool.h"
 #include "cache/tiers/block_record.h"
@@ -184,30 +183,31 @@ class TierMover {
     Found found;
   };
 
-  void writer_loop();
-  void reader_loop();
-  void copy_down(const Offload& job, std::vector<std::byte>& scratch);
-  Found look_below(const Prefetch& p);
-  void note_error(const char* what, const std::exception& e);
+  void writer_loop() ABSL_LOCKS_EXCLUDED(mu_);
+  void reader_loop() ABSL_LOCKS_EXCLUDED(mu_);
+  void copy_down(const Offload& job, std::vector<std::byte>& scratch) ABSL_LOCKS_EXCLUDED(mu_);
+  Found look_below(const Prefetch& p) ABSL_LOCKS_EXCLUDED(mu_);
+  void note_error(const char* what, const std::exception& e) ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<FoundBlock> accept_from_disk(const TierKey& key, const BlockKey& want, std::span<const TokenId> tokens,
                                             std::optional<std::vector<std::byte>> record);
+  bool prefetch_pending_locked(RequestId id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
 
   const LowerTiers tiers_;
   BlockCopier& copier_;
   const KvIdentity identity_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_, idle_;
-  bool stopping_ = false;
-  std::deque<Offload> offloads_;
-  int32_t copying_ = 0;                 // taken off offloads_ by the writer, not yet done
-  std::vector<BlockId> done_;
-  int32_t in_flight_ = 0;               // offloaded and not yet collected
-  std::deque<Prefetch> prefetches_;
-  std::unordered_map<RequestId, PrefetchResult> results_;  // pending and done, by request
-  MoverStats stats_;
-  std::chrono::steady_clock::time_point last_error_log_{};
+  mutable Mutex mu_;
+  CondVar work_, idle_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<Offload> offloads_ ABSL_GUARDED_BY(mu_);
+  int32_t copying_ ABSL_GUARDED_BY(mu_) = 0;  // taken off offloads_ by the writer, not yet done
+  std::vector<BlockId> done_ ABSL_GUARDED_BY(mu_);
+  int32_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // offloaded and not yet collected
+  std::deque<Prefetch> prefetches_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<RequestId, PrefetchResult> results_ ABSL_GUARDED_BY(mu_);  // pending and done, by request
+  MoverStats stats_ ABSL_GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point last_error_log_ ABSL_GUARDED_BY(mu_) {};
 
   std::thread writer_, reader_;
 };
