@@ -16,7 +16,7 @@
 #include "gateway/serving/credentials.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/tenant_identity.h"
-#include "gateway/serving/usage_report.h"
+#include "gateway/serving/period_usage.h"
 #include "tenancy/error.h"
 
 namespace kvgate::admin {

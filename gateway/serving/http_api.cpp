@@ -17,7 +17,7 @@
 #include "gateway/serving/hex_text.h"
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/reply_sinks.h"
-#include "gateway/serving/usage_report.h"
+#include "gateway/serving/period_usage.h"
 #include "tenancy/random_bytes.h"
 
 namespace kvgate::serving {

@@ -1,4 +1,4 @@
-#include "gateway/serving/usage_report.h"
+#include "gateway/serving/period_usage.h"
 
 #include <charconv>
 #include <limits>
