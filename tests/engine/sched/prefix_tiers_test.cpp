@@ -100,6 +100,40 @@ TEST(PrefixTiers, AHitFromTheDiskTierGivesTheCacheOffOutput) {
   EXPECT_GT(s->restores().blocks_from_disk, 0);
 }
 
+// One prompt whose cached blocks come from every tier: the first two hit in
+// the device pool, the next two come back from the disk, the last two from
+// the host tier. Each tier is credited its own blocks' tokens, counted where
+// the scheduler splits the hits (the usage every output carries).
+TEST(PrefixTiers, OnePromptFromEveryTierCountsEachTiersTokens) {
+  auto model = stories();
+  testing::TempDir dir;
+  auto host = host_tier(model, 256);
+  auto disk = disk_tier(model, (dir.path() / "kv").string());
+  auto s = make_prefix_scheduler(model, {.block_size = kB, .n_blocks = 12, .tiers = {host, disk}});
+  const Request req = greedy(prompt(100, 11), 4);  // six full blocks and four tokens
+  const RequestResult first = run_one(*s, req);
+  flush_device(*s, 500);
+  disk->flush();
+  ASSERT_GE(disk->stats().persisted, 6);
+  // Blocks 2 and 3 leave the host tier (as damaged records would): below the
+  // device, only the disk still has them.
+  std::vector<cache::BlockHash> chain;
+  const cache::BlockHash seed = cache::chain_seed({*req.scope, fingerprint_of(*model), kB, req.cache_salt});
+  cache::extend_chain(chain, seed, req.prompt, kB, cache::hash_block);
+  for (size_t i : {2, 3}) host->drop_corrupt({*req.scope, chain[i]}, cache::RecordFault::kPayloadChecksum);
+  // The prompt's first two blocks and one more token: blocks 0 and 1 come
+  // back into the device pool and stay cached there.
+  run_one(*s, greedy(Tokens(req.prompt.begin(), req.prompt.begin() + 2 * kB + 1), 1));
+
+  const RequestResult again = run_one(*s, req);
+  EXPECT_EQ(again.output, first.output);
+  EXPECT_EQ(again.cached_tokens, 6 * kB);
+  EXPECT_EQ(again.cached_device_tokens, 2 * kB);
+  EXPECT_EQ(again.cached_disk_tokens, 2 * kB);
+  EXPECT_EQ(again.cached_host_tokens, 2 * kB);
+  EXPECT_EQ(again.fresh_prefill_tokens, 4);
+}
+
 TEST(PrefixTiers, NoTierHandsABlockToAnotherScope) {
   auto model = stories();
   testing::TempDir dir;
