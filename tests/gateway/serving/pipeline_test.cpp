@@ -21,42 +21,11 @@
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/tenant_identity.h"
 #include "tests/engine/test_models.h"
+#include "tests/gateway/serving/recording_sink.h"
 #include "tests/temp_dir.h"
 
 namespace kvgate::serving {
 namespace {
-
-class RecordingSink final : public Sink {
- public:
-  void on_text(std::string_view t) override {
-    MutexLock lock(mu_);
-    text_ += t;
-  }
-  void on_done(const Served& s) override {
-    {
-      MutexLock lock(mu_);
-      served_ = s;
-      done_ = true;
-    }
-    cv_.notify_all();
-  }
-  Served wait() {
-    MutexLock lock(mu_);
-    while (!done_) cv_.wait(mu_);
-    return served_;
-  }
-  std::string text() {
-    MutexLock lock(mu_);
-    return text_;
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_;
-  std::string text_ ABSL_GUARDED_BY(mu_);
-  Served served_ ABSL_GUARDED_BY(mu_);
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
-};
 
 class PipelineTest : public ::testing::Test {
  protected:
