@@ -11,10 +11,12 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/error.h"
+#include "cache/tiers/kv_identity.h"
 #include "engine/request.h"
 #include "engine/sched/request_limits.h"
 #include "engine/sched/request_stream.h"
@@ -53,8 +55,9 @@ class EngineClient {
 
   // What requests are checked against before any quota is charged.
   virtual const RequestBounds& bounds() const = 0;
-  // What the prompt's chain is hashed with at the edge.
-  virtual const Scheduler::CacheIdentity& cache_identity() const = 0;
+  // What the prompt's chain is hashed with at the edge (Scheduler::
+  // cache_identity); none when the prefix cache is off.
+  virtual const std::optional<cache::KvIdentity>& cache_identity() const = 0;
   // Blocks `tenant` has pinned, as last published (0 where unknown: the
   // engine that pins re-checks the tenant's quota).
   virtual int32_t pinned_blocks(TenantId tenant) const = 0;

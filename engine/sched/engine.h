@@ -82,7 +82,7 @@ class Engine : public EngineClient {
   int32_t pinned_blocks(TenantId tenant) const override;
   int32_t num_blocks() const { return num_blocks_; }
   const RequestBounds& bounds() const override { return bounds_; }
-  const Scheduler::CacheIdentity& cache_identity() const override { return identity_; }
+  const std::optional<cache::KvIdentity>& cache_identity() const override { return identity_; }
   int64_t outstanding() const { return outstanding_.load(); }
   // Why the backend can run no more (see Backend::failure), or empty. Any thread.
   std::string failure() const override;
@@ -104,7 +104,7 @@ class Engine : public EngineClient {
 
   std::unique_ptr<Scheduler> sched_;  // the loop thread's alone once started
   const RequestBounds bounds_;        // a copy: submit() checks requests without touching sched_
-  const Scheduler::CacheIdentity identity_;  // a copy, for callers that hash at the edge
+  const std::optional<cache::KvIdentity> identity_;  // a copy, for callers that hash at the edge
   const int32_t num_blocks_;
   Mutex mu_;
   CondVar wake_;

@@ -58,6 +58,11 @@ Scheduler::~Scheduler() = default;
 // Alone in the pool, a request must fit with one spare (the copy-on-write
 // target of a whole-prompt hit): then preempting everyone else always makes
 // room for it, and the scheduler cannot deadlock.
+std::optional<cache::KvIdentity> Scheduler::cache_identity() const {
+  if (!opt_.prefix_cache) return std::nullopt;
+  return tier_identity(*backend_, opt_.model);
+}
+
 RequestBounds Scheduler::bounds() const {
   const ModelConfig& c = backend_->config();
   return {c.context_length, c.vocab_size, block_size_, pool_.num_blocks()};

@@ -37,6 +37,7 @@
 
 #include "cache/block_hash.h"
 #include "cache/block_pool.h"
+#include "cache/tiers/kv_identity.h"
 #include "cache/tiers/tier_mover.h"
 #include "engine/backend.h"
 #include "engine/request.h"
@@ -101,14 +102,11 @@ class Scheduler {
 
   // What requests are checked against (request_limits.h); immutable.
   RequestBounds bounds() const;
-  // What a caller needs to hash a prompt's chain as the scheduler would
-  // (Request::prompt_chain); immutable. prefix_cache false: no chain is used.
-  struct CacheIdentity {
-    bool prefix_cache = false;
-    cache::ModelFingerprint model;
-    int32_t block_size = 0;
-  };
-  CacheIdentity cache_identity() const { return {opt_.prefix_cache, opt_.model, block_size_}; }
+  // The cache's identity: what a caller needs to hash a prompt's chain as
+  // the scheduler would (Request::prompt_chain: the model fingerprint and
+  // the block size), the same identity the tiers below the device are
+  // opened with; none when the prefix cache is off. Immutable.
+  std::optional<cache::KvIdentity> cache_identity() const;
 
   // Checks the request (request_limits(): throws kvgate::Error for one that
   // could never run), then queues it. `stream` receives the tokens and the

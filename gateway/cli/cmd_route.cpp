@@ -72,16 +72,15 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   // The replicas' cache identity, which the front's chains must share.
   KvLayout layout;
   layout.type = kv_type_from_name(c.model.kv_type);
-  Scheduler::CacheIdentity identity{c.model.prefix_cache, model_fingerprint(*model, layout), c.model.block_size};
   cache::KvIdentity kv;
-  kv.model = identity.model;
+  kv.model = model_fingerprint(*model, layout);
   kv.n_layers = mc.n_layers;
   kv.n_kv_heads = mc.n_kv_heads;
   kv.head_dim = mc.head_dim;
   kv.kv_type = static_cast<uint8_t>(layout.type);
-  kv.block_size = identity.block_size;
+  kv.block_size = c.model.block_size;
   say("model " + c.served_model_name() + " (" + c.model.path + "), routing by blocks of " +
-      std::to_string(identity.block_size) + " tokens, " + std::string(kv_type_name(layout.type)) + " K/V");
+      std::to_string(kv.block_size) + " tokens, " + std::string(kv_type_name(layout.type)) + " K/V");
 
   front::ReplicaSetOptions ro;
   ro.urls = replica_urls(c, replica_flags);
@@ -97,9 +96,10 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   RequestBounds bounds;
   bounds.context_length = mc.context_length;
   bounds.vocab_size = tokenizer->n_vocab();
-  bounds.block_size = identity.block_size;
+  bounds.block_size = kv.block_size;
   bounds.pool_blocks = std::numeric_limits<int32_t>::max();  // each replica's own, checked at start()
-  std::optional<front::RemoteEngine> remote(std::in_place, replicas, identity, bounds);
+  std::optional<front::RemoteEngine> remote(std::in_place, replicas,
+                                           c.model.prefix_cache ? std::optional(kv) : std::nullopt, bounds);
 
   serving::ServingMetrics metrics(c.served_model_name(), 0);
   front::RouteMetrics route_metrics(metrics.registry());

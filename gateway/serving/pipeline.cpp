@@ -80,9 +80,9 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   // The chain is hashed here, at the edge, under the tenant's scope: the
   // engine takes it with the tokens, and a router in front of many engines
   // can place the request by it.
-  if (const Scheduler::CacheIdentity& ci = engine_.cache_identity(); ci.prefix_cache) {
-    const cache::BlockHash seed = cache::chain_seed({id.scope, ci.model, ci.block_size, er.cache_salt});
-    cache::extend_chain(er.prompt_chain, seed, er.prompt, ci.block_size);
+  if (const std::optional<cache::KvIdentity>& ci = engine_.cache_identity()) {
+    const cache::BlockHash seed = cache::chain_seed({id.scope, ci->model, ci->block_size, er.cache_salt});
+    cache::extend_chain(er.prompt_chain, seed, er.prompt, ci->block_size);
   }
   RequestLimits lim;
   try {
@@ -94,7 +94,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   // already (the engine checks again when it pins: two pins can race).
   const tenancy::QuotaLimits& quotas = req.who.tenant.quotas;
   if (er.pin_ttl.count() > 0 && tenancy::kv_block_limit(quotas) > 0) {
-    const auto need = static_cast<uint64_t>(er.prompt.size()) / static_cast<uint64_t>(engine_.cache_identity().block_size);
+    const auto need = static_cast<uint64_t>(er.prompt.size()) / static_cast<uint64_t>(engine_.bounds().block_size);
     const auto held = static_cast<uint64_t>(engine_.pinned_blocks(id.label));
     if (std::optional<tenancy::Refusal> r = tenancy::check_kv_blocks(quotas, held, need)) {
       r->message = "pinning this prompt's " + std::to_string(need) + " KV blocks would exceed the tenant's cache quota of " +

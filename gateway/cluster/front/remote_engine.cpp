@@ -71,8 +71,8 @@ void call_back(const RemoteEngine::Flight& f, TokenId t, const Completion* done)
 
 }  // namespace
 
-RemoteEngine::RemoteEngine(ReplicaSet& replicas, Scheduler::CacheIdentity identity, RequestBounds bounds)
-    : replicas_(replicas), identity_(identity), bounds_(bounds) {}
+RemoteEngine::RemoteEngine(ReplicaSet& replicas, std::optional<cache::KvIdentity> identity, RequestBounds bounds)
+    : replicas_(replicas), identity_(std::move(identity)), bounds_(bounds) {}
 
 RemoteEngine::~RemoteEngine() { shutdown(); }
 
@@ -97,7 +97,7 @@ RequestId RemoteEngine::start(Request req, Submitter who, RequestStream::Callbac
   req.prompt_chain.clear();
   f->prompt_tokens = static_cast<int32_t>(req.prompt.size());
   f->load = static_cast<int64_t>(req.prompt.size()) + req.max_tokens;
-  f->route = {f->chain, static_cast<int64_t>(req.prompt.size()), identity_.block_size};
+  f->route = {f->chain, static_cast<int64_t>(req.prompt.size()), bounds_.block_size};
   f->body = wire::encode_replica_call(req, who);
   f->cb = std::move(cb);
   f->arrival = SteadyClock::now();

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "base/mutex.h"
@@ -43,13 +44,13 @@ class RemoteEngine : public EngineClient {
   // checked at registration); `bounds`: the model's (context, vocabulary,
   // block size); a request is also checked against the registered
   // replicas' smallest pool.
-  RemoteEngine(ReplicaSet& replicas, Scheduler::CacheIdentity identity, RequestBounds bounds);
+  RemoteEngine(ReplicaSet& replicas, std::optional<cache::KvIdentity> identity, RequestBounds bounds);
   ~RemoteEngine() override;
 
   RequestId start(Request req, Submitter who, RequestStream::Callback cb, const OnPlaced& placed) override;
   void cancel(RequestId id) override;
   const RequestBounds& bounds() const override { return bounds_; }
-  const Scheduler::CacheIdentity& cache_identity() const override { return identity_; }
+  const std::optional<cache::KvIdentity>& cache_identity() const override { return identity_; }
   int32_t pinned_blocks(TenantId) const override { return 0; }  // the replica that pins checks the quota
   std::string failure() const override;
 
@@ -66,7 +67,7 @@ class RemoteEngine : public EngineClient {
   void complete(Flight& f, Completion c);
 
   ReplicaSet& replicas_;
-  const Scheduler::CacheIdentity identity_;
+  const std::optional<cache::KvIdentity> identity_;
   const RequestBounds bounds_;
   std::atomic<RequestId> next_id_{1};
   Mutex mu_;

@@ -154,7 +154,7 @@ void InternalApi::info(server::Reply& reply) const {
   wire::ReplicaInfo info;
   info.model = model_;
   info.identity = identity_;
-  info.prefix_cache = engine_.cache_identity().prefix_cache;
+  info.prefix_cache = engine_.cache_identity().has_value();
   info.bounds = engine_.bounds();
   info.block_events = block_events_;
   info.outstanding = engine_.outstanding();

@@ -155,11 +155,11 @@ class RemoteEngineTest : public ::testing::Test {
         if (!v.up) return false;
       return true;
     })) << "every replica registers";
-    identity_ = {true, replicas_[0]->identity.model, replicas_[0]->identity.block_size};
+    identity_ = replicas_[0]->identity;
     RequestBounds b;
     b.context_length = model_->config().context_length;
     b.vocab_size = tok_->n_vocab();
-    b.block_size = identity_.block_size;
+    b.block_size = identity_->block_size;
     b.pool_blocks = 1 << 30;
     remote_ = std::make_unique<RemoteEngine>(*set_, identity_, b);
   }
@@ -185,7 +185,7 @@ class RemoteEngineTest : public ::testing::Test {
   std::unique_ptr<Tokenizer> tok_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::unique_ptr<ReplicaSet> set_;
-  Scheduler::CacheIdentity identity_;
+  std::optional<cache::KvIdentity> identity_;
   std::unique_ptr<RemoteEngine> remote_;
 };
 
