@@ -76,7 +76,7 @@
 namespace kvgate::cache {
 
 namespace detail {
-class RedisConnection;  // one hiredis context and its reconnect backoff (redis_tier.cpp)
+class RedisConnection;  // one hiredis context and its reconnect backoff (redis_connection.h)
 }
 
 struct RedisTierOptions {

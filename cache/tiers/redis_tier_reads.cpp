@@ -1,0 +1,180 @@
+// The Redis tier's calls on the reader connection: get and get_many (pipelined GETs), contains, drop_corrupt, put_raw_for_test.
+#include <hiredis.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <string>
+#include <utility>
+
+#include "cache/tiers/redis_connection.h"
+#include "cache/tiers/redis_tier.h"
+#include "cache/tiers/redis_tier_internal.h"
+
+namespace kvgate::cache {
+namespace {
+
+// SIGPIPE blocked around a command on a caller's thread (redis_tier_internal.h).
+class NoSigpipe {
+ public:
+  NoSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~NoSigpipe() {
+    if (!was_pending_) {
+      const timespec zero{0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &zero) > 0) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  NoSigpipe(const NoSigpipe&) = delete;
+  NoSigpipe& operator=(const NoSigpipe&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
+}  // namespace
+
+// --- Reads ------------------------------------------------------------------
+
+std::optional<std::vector<std::byte>> RedisTier::get(const TierKey& key) {
+  return std::move(get_many(std::span(&key, 1)).front());
+}
+
+std::vector<RedisTier::Reply> RedisTier::get_many(std::span<const TierKey> keys, const OnRead& on_read) {
+  std::vector<Reply> out(keys.size());
+  std::vector<TierKey> remote;
+  std::vector<size_t> where;
+  {
+    MutexLock lock(mu_);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (const auto it = queued_.find(keys[i]); it != queued_.end()) {
+        out[i] = it->second->record;
+        ++counters_.tier.hits;
+      } else {
+        remote.push_back(keys[i]);
+        where.push_back(i);
+      }
+    }
+  }
+  if (!remote.empty()) {
+    std::vector<Reply> got = read(remote);
+    for (size_t j = 0; j < remote.size(); ++j) out[where[j]] = std::move(got[j]);
+  }
+  // One connection, one pipeline: the records are told in order, on this thread.
+  if (on_read)
+    for (size_t i = 0; i < out.size(); ++i) on_read(i, out[i]);
+  return out;
+}
+
+std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
+  enum class Outcome : uint8_t { kFailed, kHit, kNil };
+  std::vector<Reply> out(keys.size());
+  std::vector<Outcome> outcome(keys.size(), Outcome::kFailed);
+  std::string error;
+  {
+    MutexLock r(read_mu_);
+    const NoSigpipe no_sigpipe;
+    if (redisContext* c = reader_->get()) {
+      for (const TierKey& k : keys) {
+        const std::string key = redis_record_key(identity_, k);
+        const char* argv[] = {"GET", key.data()};
+        const size_t len[] = {3, key.size()};
+        redisAppendCommandArgv(c, 2, argv, len);
+      }
+      for (size_t i = 0; i < keys.size(); ++i) {
+        void* raw = nullptr;
+        if (redisGetReply(c, &raw) != REDIS_OK) break;
+        const ReplyPtr reply(static_cast<redisReply*>(raw));
+        if (reply->type == REDIS_REPLY_STRING) {
+          const auto* b = reinterpret_cast<const std::byte*>(reply->str);
+          out[i].emplace(b, b + reply->len);
+          outcome[i] = Outcome::kHit;
+        } else if (reply->type == REDIS_REPLY_NIL) {
+          outcome[i] = Outcome::kNil;
+        } else {
+          error = reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply to GET";  // LOADING, ...
+        }
+      }
+      if (c->err) {
+        error = c->errstr;
+        reader_->failed();
+      }
+    } else {
+      error = "not connected (" + reader_->last_error() + ")";
+    }
+  }
+  int64_t failed = 0;
+  {
+    MutexLock lock(mu_);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (outcome[i] == Outcome::kHit) {
+        known_.add(keys[i]);
+        ++counters_.tier.hits;
+        continue;
+      }
+      ++counters_.tier.misses;
+      if (outcome[i] == Outcome::kNil) {
+        known_.erase(keys[i]);  // evicted, expired or deleted since we learnt of it
+      } else {
+        ++counters_.read_errors;
+        ++failed;
+      }
+    }
+  }
+  if (failed > 0) log_throttled("reading " + std::to_string(failed) + " blocks failed (misses): " + error);
+  return out;
+}
+
+bool RedisTier::contains(const TierKey& key) const {
+  MutexLock lock(mu_);
+  return known_.contains(key) || queued_.contains(key);
+}
+
+void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
+  {
+    MutexLock lock(mu_);
+    ++counters_.tier.faults[std::string(fault_name(why))];
+    known_.erase(key);
+    queued_.erase(key);  // still queued: never written (the writer skips it)
+  }
+  const std::string k = redis_record_key(identity_, key);
+  const char* argv[] = {"DEL", k.data()};
+  const size_t len[] = {3, k.size()};
+  MutexLock r(read_mu_);
+  const NoSigpipe no_sigpipe;
+  if (redisContext* c = reader_->get()) {
+    // Best effort: a bad record left behind is caught again by the next reader.
+    if (ReplyPtr reply{static_cast<redisReply*>(redisCommandArgv(c, 2, argv, len))}; !reply) reader_->failed();
+  }
+}
+
+bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> value) {
+  const std::string k = redis_record_key(identity_, key);
+  const char* argv[] = {"SET", k.data(), reinterpret_cast<const char*>(value.data())};
+  const size_t len[] = {3, k.size(), value.size()};
+  bool ok = false;
+  {
+    MutexLock r(read_mu_);
+    const NoSigpipe no_sigpipe;
+    if (redisContext* c = reader_->get()) {
+      const ReplyPtr reply{static_cast<redisReply*>(redisCommandArgv(c, 3, argv, len))};
+      if (!reply) reader_->failed();
+      ok = reply && reply->type == REDIS_REPLY_STATUS;
+    }
+  }
+  if (ok) {
+    MutexLock lock(mu_);
+    known_.add(key);
+  }
+  return ok;
+}
+
+}  // namespace kvgate::cache
