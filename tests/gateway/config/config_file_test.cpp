@@ -2,6 +2,7 @@
 // and every kind of mistake, each reported with the file, line:column and
 // the key to fix.
 #include "gateway/config/config_file.h"
+#include "tests/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -146,7 +147,8 @@ TEST(ConfigFile, DottedKeysAndInlineTablesMeanTheSame) {
 }
 
 TEST(ConfigFile, LoadsFromDiskAndNamesAMissingFile) {
-  const std::string path = ::testing::TempDir() + "/kvgate-config-test.toml";
+  const kvgate::testing::TempDir dir;
+  const std::string path = dir.sub("kvgate-config-test.toml");
   std::ofstream(path) << "[server]\nio_threads = 2\n";
   EXPECT_EQ(load_config(path).server.io_threads, 2);
   std::ofstream(path) << "[server]\nio_threads = 0\n";

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "gateway/config/config_file.h"
+#include "tests/temp_dir.h"
 
 namespace kvgate::config {
 namespace {
@@ -46,9 +47,12 @@ std::string error_of(const std::string& args) {
   return {};
 }
 
+// A folder of this process's own: ctest runs each test in a process of its
+// own, two at a time, and a shared name let two of them write one file.
 std::string temp_config(const std::string& text) {
+  static const kvgate::testing::TempDir dir;
   static int n = 0;
-  const std::string path = ::testing::TempDir() + "/kvgate-flags-" + std::to_string(n++) + ".toml";
+  const std::string path = dir.sub("flags-" + std::to_string(n++) + ".toml");
   std::ofstream(path) << text;
   return path;
 }
