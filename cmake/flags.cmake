@@ -61,13 +61,14 @@ if(KVGATE_FUZZ)
   target_compile_options(kvgate_options INTERFACE -fsanitize=fuzzer-no-link)
 endif()
 
-# kvgate_io_code(target...): code that waits on the user (the admin CLI,
-# the subcommands' start-up) compiles at -O0 in the sanitizer builds, as the
-# suites do; the engine, cache, server and HTTPS client keep -O2 there (the
-# client at -O0 made the front's token relay four times slower under ASan:
-# E2E.cluster 265 s against 64 s). Its heavy headers (Beast, Asio, CLI11) cost more to optimise under
-# ASan than anything else in that build: kvgatectl's first unity batch took
-# 66.7 s at -O2, 68.2 s at -O1 and 27.6 s at -O0 (clang 14, this machine).
+# kvgate_io_code(target...): an executable that waits on its user and shares
+# no code with the server (kvgatectl) compiles at -O0 in the sanitizer
+# builds, as the suites do. Only such a target: an inline or template
+# function (Beast's, the standard library's) compiled at -O0 in one object
+# may be the copy the linker keeps for the server too (the kvgate binary's
+# subcommands at -O0 made the route front four times slower under ASan:
+# E2E.cluster 265 s against 64 s). kvgatectl's first unity batch under ASan:
+# 66.7 s at -O2, 68.2 s at -O1, 27.6 s at -O0 (clang 14, this machine).
 # Release builds keep the build type's level.
 function(kvgate_io_code)
   if(KVGATE_SANITIZE OR KVGATE_TSAN)
