@@ -1,33 +1,51 @@
-// The shape of a Llama-architecture model. Plain data, header-only: part of
-// the Backend seam. Read from a GGUF file by model/gguf_config.h.
+// The shape and arithmetic of a decoder-only transformer of the Llama kind
+// (llama, qwen2, qwen3). Plain data, header-only: part of the Backend seam.
+// Read from a GGUF file by model/gguf_config.h, which refuses any key it
+// cannot honour, so every field here is something each backend computes or
+// refuses.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kvgate {
 
+// How RoPE pairs a head's values: llama.cpp's rope types. kAdjacent turns
+// (x[2i], x[2i+1]) ("normal": llama, whose converter permutes Q and K to
+// suit); kHalves turns (x[i], x[i + rope_dim/2]) ("neox": qwen2, qwen3).
+enum class RopeStyle { kAdjacent, kHalves };
+
 struct ModelConfig {
-  std::string arch;        // "llama"
+  std::string arch;        // general.architecture: llama, qwen2, qwen3
   std::string name;        // general.name, for display
   int32_t n_layers = 0;
   int32_t dim = 0;         // embedding width
   int32_t n_heads = 0;
   int32_t n_kv_heads = 0;  // < n_heads: grouped-query attention
-  int32_t head_dim = 0;
+  int32_t head_dim = 0;    // attention.key_length, else dim / n_heads
   int32_t ffn_dim = 0;
   int32_t vocab_size = 0;
   int32_t context_length = 0;
   int32_t rope_dim = 0;    // leading dimensions of each head that RoPE rotates
   float rope_base = 10000.0f;
+  RopeStyle rope_style = RopeStyle::kAdjacent;
+  // Linear RoPE scaling (rope.scaling.type linear): angles times 1/factor.
+  float rope_freq_scale = 1.0f;
+  // rope_freqs.weight (Llama 3.1 and later): pair i's angle is divided by
+  // factor i. Empty when the model has none. rope_dim / 2 values.
+  std::vector<float> rope_freq_factors;
   float rms_eps = 1e-5f;
+  bool qkv_bias = false;   // Q, K and V projections add a bias (qwen2)
+  bool qk_norm = false;    // RMSNorm over each head of Q and K before RoPE (qwen3)
 
+  int32_t q_dim() const { return n_heads * head_dim; }  // may differ from dim (qwen3, Mistral Nemo)
   int32_t kv_dim() const { return n_kv_heads * head_dim; }
   int32_t group_size() const { return n_heads / n_kv_heads; }
   // Weights of the transformer (embedding and output head included).
   int64_t parameter_count() const {
-    const int64_t d = dim, kv = kv_dim(), ff = ffn_dim;
-    const int64_t per_layer = 2 * d * d + 2 * d * kv + 3 * d * ff + 2 * d;
+    const int64_t d = dim, q = q_dim(), kv = kv_dim(), ff = ffn_dim;
+    const int64_t per_layer = 2 * d * q + 2 * d * kv + 3 * d * ff + 2 * d;
     return n_layers * per_layer + 2 * static_cast<int64_t>(vocab_size) * d + d;
   }
 };

@@ -58,6 +58,7 @@
 #include "kernels/step_plan.h"
 #include "kernels/stream.h"
 #include "kernels/swiglu.h"
+#include "engine/rope_angles.h"
 
 namespace kvgate {
 
@@ -162,6 +163,11 @@ void check_shape(const ModelConfig& c) {
   if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0) bad("n_heads is not a multiple of n_kv_heads");
   if (c.head_dim <= 0 || c.head_dim > kMaxHeadDim) bad("head_dim " + std::to_string(c.head_dim) + " (at most 256)");
   if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) bad("rope_dim " + std::to_string(c.rope_dim));
+  // What the CPU backend computes and no kernel here does yet: refused, never approximated.
+  if (c.q_dim() != c.dim) bad("head_count x key_length differs from embedding_length");
+  if (c.rope_style != RopeStyle::kAdjacent) bad("the neox RoPE pairing (" + c.arch + ")");
+  if (c.qkv_bias) bad("Q/K/V biases (" + c.arch + ")");
+  if (c.qk_norm) bad("Q/K RMSNorm (" + c.arch + ")");
 }
 
 int select_device() {
@@ -188,7 +194,7 @@ class CudaBackend final : public Backend {
         device_(select_device()),
         gemm_(stream_.get()),
         weights_(DeviceWeights::upload(c_, w, stream_.get())) {
-    const RopeTableHost rope = make_rope_table(c_.context_length, c_.rope_dim, c_.rope_base);
+    const RopeAngles rope = rope_angles(c_, c_.context_length);
     rope_cos_ = upload(rope.cos, "rope table");
     rope_sin_ = upload(rope.sin, "rope table");
     rope_ = {rope_cos_.as<float>(), rope_sin_.as<float>(), rope.half};

@@ -1,28 +1,10 @@
 #include "kernels/rope_kv_store.h"
 
-#include <cmath>
-
 #include "kernels/cuda_error.h"
 #include "kernels/kv_element.cuh"
 #include "kernels/launch.cuh"
 
 namespace kvgate::cuda {
-
-RopeTableHost make_rope_table(int32_t max_pos, int32_t rope_dim, float base) {
-  RopeTableHost t;
-  t.half = rope_dim / 2;
-  t.cos.resize(static_cast<size_t>(max_pos) * t.half);
-  t.sin.resize(t.cos.size());
-  for (int32_t p = 0; p < max_pos; ++p)
-    for (int32_t i = 0; i < t.half; ++i) {
-      // The CPU's RopeTable, expression for expression.
-      const float freq = 1.0f / std::pow(base, static_cast<float>(2 * i) / static_cast<float>(rope_dim));
-      const float angle = static_cast<float>(p) * freq;
-      t.cos[static_cast<size_t>(p) * t.half + i] = std::cos(angle);
-      t.sin[static_cast<size_t>(p) * t.half + i] = std::sin(angle);
-    }
-  return t;
-}
 
 namespace {
 

@@ -7,9 +7,10 @@
 //
 // RoPE is llama.cpp's "normal" RoPE as the CPU applies it
 // (engine/cpu/rowwise.h): adjacent pairs (x[2i], x[2i+1]) of each head's
-// first rope_dim values turn by pos * base^(-2i/rope_dim). The angles'
-// cosines and sines are a table made on the host by the same f32 formula as
-// the CPU's RopeTable, so both backends rotate by the same numbers. A slot
+// first rope_dim values turn by the angles of engine/rope_angles.h, the
+// table the CPU uses too, uploaded, so both backends rotate by the same
+// numbers. (The "neox" pairing is refused by the backend until a kernel
+// does it.) A slot
 // is named as block * block_size + slot (vLLM's slot mapping), computed on
 // the host from the block table, so the kernel never looks at a table.
 #pragma once
@@ -24,13 +25,7 @@
 
 namespace kvgate::cuda {
 
-struct RopeTableHost {
-  int32_t half = 0;             // rope_dim / 2
-  std::vector<float> cos, sin;  // [max_pos][half]
-};
-RopeTableHost make_rope_table(int32_t max_pos, int32_t rope_dim, float base);
-
-// The table on the device.
+// engine/rope_angles.h's table on the device.
 struct RopeTable {
   const float* cos;
   const float* sin;

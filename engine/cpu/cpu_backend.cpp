@@ -6,7 +6,9 @@
 //
 // Per layer, as the math reads:
 //   h   = rmsnorm(x) * attn_norm
-//   q,k,v = h Wq^T, h Wk^T, h Wv^T          rope(q, k) at each row's position
+//   q,k,v = h Wq^T (+ bq), h Wk^T (+ bk), h Wv^T (+ bv)
+//   q,k   = rmsnorm of each head * q_norm, k_norm  (qwen3)
+//   rope(q, k) at each row's position       (adjacent or halves pairing)
 //   K/V[pos] <- k, v                        (into the sequence's own block, in the pool's element type)
 //   x  += attention(q, K/V[0..pos]) Wo^T
 //   h   = rmsnorm(x) * ffn_norm
@@ -54,7 +56,7 @@ class CpuBackend final : public Backend {
         w_(model_->weights()),
         cap_(kvgate::kv_capacity(c_, opt.kv_type, opt.block_size, opt.kv_budget_bytes)),
         kv_(opt.kv_type, c_.n_layers, cap_.num_blocks, cap_.block_size, c_.kv_dim()),
-        rope_(c_.context_length, c_.rope_dim, c_.rope_base) {}
+        rope_(c_) {}
 
   std::string_view name() const override { return "cpu"; }
   const ModelConfig& config() const override { return c_; }
@@ -69,13 +71,13 @@ class CpuBackend final : public Backend {
     flatten(batch);
     out.reset(batch, c_.vocab_size);
     const int64_t T = static_cast<int64_t>(row_seq_.size());
-    const int64_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim;
+    const int64_t d = c_.dim, qd = c_.q_dim(), kvd = c_.kv_dim(), ff = c_.ffn_dim;
     x_.resize(T * d);
     h_.resize(T * d);
-    q_.resize(T * d);
+    q_.resize(T * qd);
     k_.resize(T * kvd);
     v_.resize(T * kvd);
-    att_.resize(T * d);
+    att_.resize(T * qd);
     gate_.resize(T * ff);
     up_.resize(T * ff);
     select_logit_rows(batch, out);
@@ -95,6 +97,8 @@ class CpuBackend final : public Backend {
       norm_rows(lw.attn_norm, T);
       const MatmulTarget qkv[] = {{&lw.wq, q_.data()}, {&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
       matmul_many(qkv, h_.data(), T);
+      finish_q(lw, T);
+      finish_kv(lw, T);
       rope_q(T);
       store_kv(batch, l, T);
       attention(batch, l, T);
@@ -162,13 +166,38 @@ class CpuBackend final : public Backend {
     }
   }
 
+  // What follows the Q projection before RoPE, on q_'s first n rows: the
+  // bias, then each head's RMSNorm (the families that have them).
+  void finish_q(const LayerWeights& lw, int64_t n) {
+    const int64_t qd = c_.q_dim();
+    if (lw.bq) add_bias(q_.data(), lw.bq, n, qd);
+    if (lw.q_norm) norm_heads(q_.data(), lw.q_norm, n, c_.n_heads);
+  }
+  // The same for K (which RoPE turns in store_kv) and V, on all T rows.
+  void finish_kv(const LayerWeights& lw, int64_t T) {
+    const int64_t kvd = c_.kv_dim();
+    if (lw.bk) add_bias(k_.data(), lw.bk, T, kvd);
+    if (lw.bv) add_bias(v_.data(), lw.bv, T, kvd);
+    if (lw.k_norm) norm_heads(k_.data(), lw.k_norm, T, c_.n_kv_heads);
+  }
+  static void add_bias(float* rows, const float* bias, int64_t n, int64_t width) {
+#pragma omp parallel for if (n >= kParallelRows)
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < width; ++j) rows[t * width + j] += bias[j];
+  }
+  void norm_heads(float* rows, const float* weight, int64_t n, int32_t heads) {
+    const int64_t hd = c_.head_dim, items = n * heads;
+#pragma omp parallel for if (n >= kParallelRows)
+    for (int64_t i = 0; i < items; ++i) rmsnorm(rows + i * hd, rows + i * hd, weight, hd, c_.rms_eps);
+  }
+
   // RoPE on the first n rows of q_, which hold the flat rows *rows (rows
   // 0 to n - 1 when rows is null).
   void rope_q(int64_t n, const std::vector<int64_t>* rows = nullptr) {
-    const int64_t d = c_.dim;
+    const int64_t qd = c_.q_dim();
 #pragma omp parallel for if (n >= kParallelRows)
     for (int64_t i = 0; i < n; ++i)
-      rope_.apply(&q_[i * d], row_pos_[rows ? (*rows)[i] : i], c_.n_heads, c_.head_dim);
+      rope_.apply(&q_[i * qd], row_pos_[rows ? (*rows)[i] : i], c_.n_heads, c_.head_dim);
   }
 
   // K gets its RoPE, then K and V go into the rows' blocks.
@@ -206,11 +235,12 @@ class CpuBackend final : public Backend {
   // LogitsWanted::kAll run in a batch that is not all kAll too: correct,
   // if slower than attend_rows).
   void last_layer_for_logit_rows(std::span<const SequenceStep> batch, const LayerWeights& lw, int64_t T) {
-    const int64_t d = c_.dim;
+    const int64_t d = c_.dim, qd = c_.q_dim();
     const int32_t layer = c_.n_layers - 1;
     norm_rows(lw.attn_norm, T);
     const MatmulTarget kv[] = {{&lw.wk, k_.data()}, {&lw.wv, v_.data()}};
     matmul_many(kv, h_.data(), T);
+    finish_kv(lw, T);
     store_kv(batch, layer, T);
     const auto m = static_cast<int64_t>(logit_rows_.size());
     if (m == 0) return;
@@ -221,6 +251,7 @@ class CpuBackend final : public Backend {
       std::copy_n(&h_[t * d], d, &h_[i * d]);
     }
     matmul(lw.wq, h_.data(), m, q_.data());
+    finish_q(lw, m);
     rope_q(m, &logit_rows_);
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
     const int64_t items = m * nkv;
@@ -229,7 +260,7 @@ class CpuBackend final : public Backend {
     for (int64_t it = 0; it < items; ++it) {
       const int64_t i = it / nkv, t = logit_rows_[i];
       const int32_t g = static_cast<int32_t>(it % nkv);
-      const int64_t off = i * d + static_cast<int64_t>(g) * G * hd;
+      const int64_t off = i * qd + static_cast<int64_t>(g) * G * hd;
       attend(kv_, layer, batch[row_seq_[t]].block_table, row_pos_[t] + 1, g, {hd, G}, &q_[off], &att_[off],
              thread_scratch().scores);
     }
@@ -245,7 +276,7 @@ class CpuBackend final : public Backend {
   // runs, the costliest (latest) chunks first so that the dynamic schedule
   // ends evenly.
   void attention(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
-    const int64_t d = c_.dim;
+    const int64_t qd = c_.q_dim();
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
     const AttentionShape shape{hd, G};
     items_.clear();
@@ -284,12 +315,12 @@ class CpuBackend final : public Backend {
 #pragma omp for schedule(dynamic, 1)
       for (int64_t i = 0; i < work; ++i) {
         const AttentionItem it = items_[i];
-        const int64_t off = it.row * d + static_cast<int64_t>(it.kv_head) * G * hd;
+        const int64_t off = it.row * qd + static_cast<int64_t>(it.kv_head) * G * hd;
         if (it.gathered < 0)
           attend(kv_, layer, batch[row_seq_[it.row]].block_table, row_pos_[it.row] + 1, it.kv_head, shape, &q_[off],
                  &att_[off], mine.scores);
         else
-          attend_rows(gathered_[it.gathered], row_pos_[it.row], it.n, shape, &q_[off], &att_[off], d, mine.rows);
+          attend_rows(gathered_[it.gathered], row_pos_[it.row], it.n, shape, &q_[off], &att_[off], qd, mine.rows);
       }
     }
   }

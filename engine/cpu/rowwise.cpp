@@ -15,29 +15,22 @@ void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) out[i] = w[i] * (scale * x[i]);
 }
 
-RopeTable::RopeTable(int32_t max_pos, int32_t rope_dim, float base) : half_(rope_dim / 2) {
-  cos_.resize(static_cast<size_t>(max_pos) * half_);
-  sin_.resize(cos_.size());
-  for (int32_t p = 0; p < max_pos; ++p)
-    for (int32_t i = 0; i < half_; ++i) {
-      // f32 arithmetic, as the reference implementations do, so greedy
-      // outputs match theirs to the bit where it matters.
-      const float freq = 1.0f / std::pow(base, static_cast<float>(2 * i) / static_cast<float>(rope_dim));
-      const float angle = static_cast<float>(p) * freq;
-      cos_[static_cast<size_t>(p) * half_ + i] = std::cos(angle);
-      sin_[static_cast<size_t>(p) * half_ + i] = std::sin(angle);
-    }
-}
+RopeTable::RopeTable(const ModelConfig& c) : angles_(rope_angles(c, c.context_length)), style_(c.rope_style) {}
 
 void RopeTable::apply(float* x, int32_t pos, int32_t n_heads, int32_t head_dim) const {
-  const float* c = cos_.data() + static_cast<size_t>(pos) * half_;
-  const float* s = sin_.data() + static_cast<size_t>(pos) * half_;
+  const int32_t half = angles_.half;
+  const float* c = angles_.cos.data() + static_cast<size_t>(pos) * half;
+  const float* s = angles_.sin.data() + static_cast<size_t>(pos) * half;
+  // Pair i is (v[i * step], v[i * step + gap]).
+  const int32_t step = style_ == RopeStyle::kAdjacent ? 2 : 1;
+  const int32_t gap = style_ == RopeStyle::kAdjacent ? 1 : half;
   for (int32_t h = 0; h < n_heads; ++h) {
     float* v = x + static_cast<int64_t>(h) * head_dim;
-    for (int32_t i = 0; i < half_; ++i) {
-      const float a = v[2 * i], b = v[2 * i + 1];
-      v[2 * i] = a * c[i] - b * s[i];
-      v[2 * i + 1] = a * s[i] + b * c[i];
+    for (int32_t i = 0; i < half; ++i) {
+      float* first = v + i * step;
+      const float a = first[0], b = first[gap];
+      first[0] = a * c[i] - b * s[i];
+      first[gap] = a * s[i] + b * c[i];
     }
   }
 }

@@ -3,25 +3,27 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
+
+#include "engine/model_config.h"
+#include "engine/rope_angles.h"
 
 namespace kvgate {
 
 // out = x / sqrt(mean(x^2) + eps) * w
 void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps);
 
-// Rotates adjacent pairs (x[2i], x[2i+1]) of each head's first rope_dim
-// values by pos * base^(-2i/rope_dim), llama.cpp's "normal" RoPE. Angles are
-// tabulated once per position.
+// Rotates the pairs of each head's first rope_dim values (adjacent or
+// halves, as the model's RopeStyle says) by the angles of rope_angles.h,
+// tabulated once for every position up to the context length.
 class RopeTable {
  public:
-  RopeTable(int32_t max_pos, int32_t rope_dim, float base);
+  explicit RopeTable(const ModelConfig& c);
   // x holds n_heads heads of head_dim values.
   void apply(float* x, int32_t pos, int32_t n_heads, int32_t head_dim) const;
 
  private:
-  int32_t half_;
-  std::vector<float> cos_, sin_;  // [max_pos][rope_dim / 2]
+  RopeAngles angles_;
+  RopeStyle style_;
 };
 
 // gate[i] = silu(gate[i]) * up[i]

@@ -1,18 +1,109 @@
 // Reading a ModelConfig out of GGUF metadata; pure, any thread.
+//
+// The rule: a model kvgate cannot compute exactly is refused, never served
+// approximately. So every key under the architecture's prefix is either
+// read here, known not to change the arithmetic, or the load fails naming
+// it; the tensors get the same accounting in llama_weights.cpp.
 #include "engine/model/gguf_config.h"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "base/error.h"
+#include "engine/model/float_convert.h"
 #include "engine/model/gguf.h"
 
 namespace kvgate {
 namespace {
 
+// The families of the Llama kind and how they differ: llama.cpp's
+// src/models/{llama,qwen2,qwen3}.cpp.
+struct Family {
+  std::string_view arch;
+  RopeStyle rope;
+  bool qk_norm;     // attn_q_norm / attn_k_norm in every layer
+  bool rope_freqs;  // may carry rope_freqs.weight (Llama 3.1 and later)
+};
+constexpr std::array<Family, 3> kFamilies{{
+    {"llama", RopeStyle::kAdjacent, false, true},
+    {"qwen2", RopeStyle::kHalves, false, false},
+    {"qwen3", RopeStyle::kHalves, true, false},
+}};
+
+// Keys under "<arch>." that read_model_config uses.
+constexpr std::array<std::string_view, 13> kUsedKeys{
+    "context_length",        "embedding_length",    "block_count",
+    "feed_forward_length",   "attention.head_count", "attention.head_count_kv",
+    "attention.key_length",  "attention.value_length", "attention.layer_norm_rms_epsilon",
+    "rope.dimension_count",  "rope.freq_base",      "rope.scaling.type",
+    "rope.scaling.factor",
+};
+// Keys under "<arch>." that do not change what a forward pass computes:
+// the vocabulary size is the tokenizer's; original_context_length matters
+// to YaRN only (refused below); finetuned is a note about training.
+constexpr std::array<std::string_view, 3> kInertKeys{"vocab_size", "rope.scaling.original_context_length",
+                                                    "rope.scaling.finetuned"};
+// Keys that are inert at zero and a different model otherwise.
+constexpr std::array<std::string_view, 2> kZeroKeys{"expert_count", "expert_used_count"};
+
+template <size_t N>
+bool one_of(const std::array<std::string_view, N>& set, std::string_view k) {
+  return std::find(set.begin(), set.end(), k) != set.end();
+}
+
 int32_t positive_i32(const GgufFile& f, const std::string& key, uint64_t v) {
   if (v == 0 || v > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()) / 4)
     throw Error(f.source() + ": metadata key '" + key + "' = " + std::to_string(v) + " is out of range");
   return static_cast<int32_t>(v);
+}
+
+const Family& family_of(const GgufFile& f, const std::string& arch) {
+  for (const Family& fam : kFamilies)
+    if (fam.arch == arch) return fam;
+  throw Error(f.source() + ": unsupported architecture '" + arch + "' (kvgate runs llama, qwen2 and qwen3)");
+}
+
+// Every "<arch>.*" key is used, inert or refused.
+void account_for_keys(const GgufFile& f, const std::string& prefix) {
+  for (const auto& [key, value] : f.metadata()) {
+    if (!key.starts_with(prefix)) continue;
+    const std::string_view k = std::string_view(key).substr(prefix.size());
+    if (one_of(kUsedKeys, k) || one_of(kInertKeys, k)) continue;
+    if (one_of(kZeroKeys, k) && f.get_uint(key) == 0) continue;
+    throw Error(f.source() + ": metadata key '" + key +
+                "' is not supported: kvgate does not compute what it changes, and refuses the model rather "
+                "than serve it approximately");
+  }
+}
+
+void read_rope_scaling(const GgufFile& f, const std::string& p, ModelConfig& c) {
+  const std::string type = f.optional_string(p + "rope.scaling.type").value_or("none");
+  const std::optional<double> factor = f.optional_float(p + "rope.scaling.factor");
+  if (type == "none") return;
+  if (type != "linear")
+    throw Error(f.source() + ": " + p + "rope.scaling.type '" + type + "' is not supported (none, linear)");
+  if (!factor || !(*factor >= 1.0) || !std::isfinite(*factor))
+    throw Error(f.source() + ": " + p + "rope.scaling.factor must be a number >= 1 for linear scaling");
+  c.rope_freq_scale = static_cast<float>(1.0 / *factor);
+}
+
+// rope_freqs.weight: a divisor per RoPE pair, the same for every layer.
+void read_rope_freqs(const GgufFile& f, const Family& fam, ModelConfig& c) {
+  const GgufTensor* t = f.find_tensor("rope_freqs.weight");
+  if (!t) return;
+  if (!fam.rope_freqs)
+    throw Error(f.source() + ": tensor 'rope_freqs.weight' is not part of the " + c.arch + " architecture");
+  const int64_t half = c.rope_dim / 2;
+  const int64_t dims[] = {half};
+  const GgufTensor& checked = f.tensor("rope_freqs.weight", dims);
+  c.rope_freq_factors.resize(static_cast<size_t>(half));
+  dequantize_row(checked.type, checked.data, c.rope_freq_factors.data(), half);
+  for (float v : c.rope_freq_factors)
+    if (!(v > 0) || !std::isfinite(v))
+      throw Error(f.source() + ": tensor 'rope_freqs.weight' holds a factor that is not a positive number");
 }
 
 }  // namespace
@@ -21,10 +112,10 @@ ModelConfig read_model_config(const GgufFile& f) {
   ModelConfig c;
   c.arch = f.optional_string("general.architecture").value_or("");
   if (c.arch.empty()) throw Error(f.source() + ": general.architecture is missing (is this a model file?)");
-  if (c.arch != "llama")
-    throw Error(f.source() + ": unsupported architecture '" + c.arch + "' (kvgate runs llama-architecture models)");
+  const Family& fam = family_of(f, c.arch);
   c.name = f.optional_string("general.name").value_or(c.arch);
   const std::string p = c.arch + ".";
+  account_for_keys(f, p);
   auto req = [&](const char* k) { return positive_i32(f, p + k, f.get_uint(p + k)); };
   c.n_layers = req("block_count");
   c.dim = req("embedding_length");
@@ -32,15 +123,19 @@ ModelConfig read_model_config(const GgufFile& f) {
   c.n_kv_heads = f.has(p + "attention.head_count_kv") ? req("attention.head_count_kv") : c.n_heads;
   c.ffn_dim = req("feed_forward_length");
   c.context_length = req("context_length");
-  if (c.dim % c.n_heads != 0)
-    throw Error(f.source() + ": embedding_length " + std::to_string(c.dim) + " is not divisible by head_count " +
-                std::to_string(c.n_heads));
   if (c.n_heads % c.n_kv_heads != 0)
     throw Error(f.source() + ": head_count " + std::to_string(c.n_heads) + " is not a multiple of head_count_kv " +
                 std::to_string(c.n_kv_heads));
-  c.head_dim = c.dim / c.n_heads;
-  if (auto kl = f.optional_uint(p + "attention.key_length"); kl && *kl != static_cast<uint64_t>(c.head_dim))
-    throw Error(f.source() + ": attention.key_length differs from embedding_length / head_count (unsupported)");
+  if (f.has(p + "attention.key_length")) {
+    c.head_dim = req("attention.key_length");
+  } else if (c.dim % c.n_heads == 0) {
+    c.head_dim = c.dim / c.n_heads;
+  } else {
+    throw Error(f.source() + ": embedding_length " + std::to_string(c.dim) + " is not divisible by head_count " +
+                std::to_string(c.n_heads) + " and attention.key_length is missing");
+  }
+  if (f.has(p + "attention.value_length") && req("attention.value_length") != c.head_dim)
+    throw Error(f.source() + ": attention.value_length differs from attention.key_length (not supported)");
   c.rope_dim = f.has(p + "rope.dimension_count") ? req("rope.dimension_count") : c.head_dim;
   if (c.rope_dim > c.head_dim || c.rope_dim % 2 != 0)
     throw Error(f.source() + ": rope.dimension_count " + std::to_string(c.rope_dim) +
@@ -49,8 +144,11 @@ ModelConfig read_model_config(const GgufFile& f) {
   c.rms_eps = static_cast<float>(f.optional_float(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rope_base > 0) || !(c.rms_eps > 0))
     throw Error(f.source() + ": rope.freq_base and layer_norm_rms_epsilon must be positive");
-  if (f.optional_string(p + "rope.scaling.type").value_or("none") != "none")
-    throw Error(f.source() + ": RoPE scaling is not supported yet");
+  c.rope_style = fam.rope;
+  read_rope_scaling(f, p, c);
+  read_rope_freqs(f, fam, c);
+  c.qk_norm = fam.qk_norm;
+  c.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   if (f.has("tokenizer.ggml.tokens")) {
     c.vocab_size = static_cast<int32_t>(f.get_array("tokenizer.ggml.tokens").size());
   } else if (const auto* t = f.find_tensor("token_embd.weight"); t && t->dims.size() == 2) {

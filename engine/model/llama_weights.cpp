@@ -9,7 +9,7 @@
 namespace kvgate {
 
 LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
-  const int64_t d = c.dim, kv = c.kv_dim(), ff = c.ffn_dim, v = c.vocab_size;
+  const int64_t d = c.dim, qd = c.q_dim(), kv = c.kv_dim(), ff = c.ffn_dim, v = c.vocab_size, hd = c.head_dim;
   token_embd = matrix(f, "token_embd.weight", d, v);
   output_norm = vector(f, "output_norm.weight", d);
   if (f.find_tensor("output.weight")) {
@@ -21,16 +21,27 @@ LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights l{};
     l.attn_norm = vector(f, p + "attn_norm.weight", d);
-    l.wq = matrix(f, p + "attn_q.weight", d, d);
+    l.wq = matrix(f, p + "attn_q.weight", d, qd);
     l.wk = matrix(f, p + "attn_k.weight", d, kv);
     l.wv = matrix(f, p + "attn_v.weight", d, kv);
-    l.wo = matrix(f, p + "attn_output.weight", d, d);
+    l.wo = matrix(f, p + "attn_output.weight", qd, d);
+    if (c.qkv_bias) {
+      l.bq = vector(f, p + "attn_q.bias", qd);
+      l.bk = vector(f, p + "attn_k.bias", kv);
+      l.bv = vector(f, p + "attn_v.bias", kv);
+    }
+    if (c.qk_norm) {
+      l.q_norm = vector(f, p + "attn_q_norm.weight", hd);
+      l.k_norm = vector(f, p + "attn_k_norm.weight", hd);
+    }
     l.ffn_norm = vector(f, p + "ffn_norm.weight", d);
     l.w_gate = matrix(f, p + "ffn_gate.weight", d, ff);
     l.w_up = matrix(f, p + "ffn_up.weight", d, ff);
     l.w_down = matrix(f, p + "ffn_down.weight", ff, d);
     layers.push_back(l);
   }
+  if (!c.rope_freq_factors.empty()) used_.insert("rope_freqs.weight");  // read into the config
+  refuse_unused(f, c);
   // The embedding is gathered (one row per token), not streamed, per step.
   matrix_bytes_ -= token_embd.bytes();
   if (output.data == token_embd.data) matrix_bytes_ += output.bytes();
@@ -39,6 +50,7 @@ LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
 Matrix LlamaWeights::matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows) {
   const int64_t dims[] = {cols, rows};
   const GgufTensor& t = f.tensor(name, dims);
+  used_.insert(name);
   Matrix m;
   m.type = t.type;
   m.rows = rows;
@@ -53,12 +65,20 @@ Matrix LlamaWeights::matrix(const GgufFile& f, const std::string& name, int64_t 
 const float* LlamaWeights::vector(const GgufFile& f, const std::string& name, int64_t n) {
   const int64_t dims[] = {n};
   const GgufTensor& t = f.tensor(name, dims);
+  used_.insert(name);
   parameter_count_ += n;
   if (t.type == TensorType::F32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0)
     return reinterpret_cast<const float*>(t.data);
   auto& w = widened_.emplace_back(static_cast<size_t>(n));
   dequantize_row(t.type, t.data, w.data(), n);
   return w.data();
+}
+
+void LlamaWeights::refuse_unused(const GgufFile& f, const ModelConfig& c) const {
+  for (const GgufTensor& t : f.tensors())
+    if (!used_.contains(t.name))
+      throw Error(f.source() + ": tensor '" + t.name + "' is not part of kvgate's " + c.arch +
+                  " model: kvgate does not compute it, and refuses the model rather than serve it approximately");
 }
 
 }  // namespace kvgate

@@ -16,7 +16,7 @@ namespace kvgate {
 namespace {
 
 // Bumped if what is hashed changes.
-constexpr std::string_view kTag = "kvgate.model-fingerprint.v1";
+constexpr std::string_view kTag = "kvgate.model-fingerprint.v2";
 constexpr std::string_view kKvTag = "kvgate.kv-fingerprint.v1";
 
 class Hasher {
@@ -57,6 +57,7 @@ cache::Hash128 weights_fingerprint(const Model& model) {
                     int64_t{c.ffn_dim}, int64_t{c.vocab_size}, int64_t{c.rope_dim}})
     h.i64(v);
   h.f32(c.rope_base);
+  h.f32(c.rope_freq_scale);  // v2: linear RoPE scaling (a key, not a tensor)
   h.f32(c.rms_eps);
   const auto& tensors = model.file().tensors();
   h.u64(tensors.size());

@@ -6,7 +6,8 @@
 //
 // It hashes (XXH3-128) everything that changes K/V for given token ids: the
 // architecture and shape (layers, widths, heads, KV heads, head and RoPE
-// dimensions, RoPE base, RMS epsilon, vocabulary size), each tensor's name,
+// dimensions, RoPE base and linear scale, RMS epsilon, vocabulary size),
+// each tensor's name (so the RoPE factors, biases and Q/K norms too),
 // type and dimensions, and every tensor's bytes. Not hashed: general.name,
 // the tokenizer, the context length — they do not change a position's K/V.
 // Reads every weight once (about 50 ms per GB once the file is in the page

@@ -8,6 +8,7 @@
 
 #include "engine/cpu/rowwise.h"
 #include "engine/model/float_convert.h"
+#include "engine/rope_angles.h"
 #include "kernels/kv_pool_geometry.h"
 #include "kernels/rope_kv_store.h"
 #include "tests/kernels/cuda_test_support.h"
@@ -59,7 +60,11 @@ TEST_P(CudaRopeStoreKv, RotatesQInPlaceAndStoresRotatedKAndV) {
   const size_t pool_bytes = static_cast<size_t>(n_blocks * g.block_elems()) * elem;
   cuda::DeviceBuffer pool(pool_bytes, "pool");
   cuda::check(cudaMemset(pool.as(), 0, pool_bytes), "memset");
-  const cuda::RopeTableHost table = cuda::make_rope_table(ctx, c.rope_dim, 10000.0f);
+  ModelConfig mc;
+  mc.rope_dim = c.rope_dim;
+  mc.rope_base = 10000.0f;
+  mc.context_length = ctx;
+  const RopeAngles table = rope_angles(mc, ctx);
   auto dact = to_device(act), dpos = to_device(pos), dslots = to_device(slots);
   auto dcos = to_device(table.cos), dsin = to_device(table.sin);
   cuda::rope_store_kv({dact.as<float>(), stride, c.heads, c.head_dim}, dpos.as<int32_t>(), dslots.as<int64_t>(), rows,
@@ -68,7 +73,7 @@ TEST_P(CudaRopeStoreKv, RotatesQInPlaceAndStoresRotatedKAndV) {
   const auto bytes = to_host<unsigned char>(pool, pool_bytes);
 
   // The CPU: q and k rotated, v untouched.
-  const RopeTable cpu(ctx, c.rope_dim, 10000.0f);
+  const RopeTable cpu(mc);
   std::vector<float> want_act = act;
   for (int32_t r = 0; r < rows; ++r) {
     float* row = &want_act[static_cast<size_t>(r) * stride];
