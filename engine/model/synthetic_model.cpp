@@ -1,6 +1,7 @@
 #include "engine/model/synthetic_model.h"
 
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -75,6 +76,9 @@ class ModelWriter {
   }
   // RMSNorm gains: near 1, with noise so that a bug that skips them shows.
   void norm(const std::string& name, int64_t n) { add(name, {n}, TensorType::F32, {1.0f, 0.02f}); }
+  // Biases: as large as the projection's outputs, so that a bug that drops
+  // one changes every token.
+  void bias(const std::string& name, int64_t n) { add(name, {n}, TensorType::F32, {0.0f, 0.5f}); }
 
  private:
   void add(const std::string& name, std::vector<int64_t> dims, TensorType type, Distribution d) {
@@ -94,55 +98,96 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw Error("synthetic model: " + message);
 }
 
+int32_t head_dim_of(const SyntheticModelSpec& s) { return s.head_dim > 0 ? s.head_dim : s.dim / s.heads; }
+
+// Llama 3.1's RoPE factors, from its rope_scaling (factor 8, low_freq_factor
+// 1, high_freq_factor 4, original_max_position_embeddings 8192): pairs whose
+// wavelength is short keep their frequency, long ones turn 8 times slower,
+// and those between are blended.
+std::vector<float> llama3_rope_factors(float base, int32_t rope_dim) {
+  constexpr double kFactor = 8, kLow = 1, kHigh = 4, kOriginal = 8192;
+  const double low_wavelen = kOriginal / kLow, high_wavelen = kOriginal / kHigh;
+  std::vector<float> out;
+  for (int32_t i = 0; i < rope_dim; i += 2) {
+    const double freq = 1.0 / std::pow(static_cast<double>(base), static_cast<double>(i) / rope_dim);
+    const double wavelen = 2 * M_PI / freq;
+    if (wavelen < high_wavelen) {
+      out.push_back(1.0f);
+    } else if (wavelen > low_wavelen) {
+      out.push_back(static_cast<float>(kFactor));
+    } else {
+      const double smooth = (kOriginal / wavelen - kLow) / (kHigh - kLow);
+      out.push_back(static_cast<float>(1 / ((1 - smooth) / kFactor + smooth)));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void validate(const SyntheticModelSpec& s) {
+  require(s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen3",
+          "arch must be llama, qwen2 or qwen3, got '" + s.arch + "'");
+  require(!s.llama3_rope_freqs || s.arch == "llama", "Llama 3.1 RoPE factors are for arch llama");
+  require(s.rope_linear_factor == 0 || (std::isfinite(s.rope_linear_factor) && s.rope_linear_factor >= 1),
+          "rope_linear_factor must be 0 (none) or a finite number >= 1");
+  require(s.head_dim >= 0, "head_dim must be >= 0 (0: dim / heads), got " + std::to_string(s.head_dim));
   require(s.layers >= 1, "layers must be >= 1, got " + std::to_string(s.layers));
   require(s.dim >= 1, "dim must be >= 1, got " + std::to_string(s.dim));
   require(s.heads >= 1, "heads must be >= 1, got " + std::to_string(s.heads));
   require(s.kv_heads >= 1, "kv_heads must be >= 1, got " + std::to_string(s.kv_heads));
   require(s.ffn >= 1, "ffn must be >= 1, got " + std::to_string(s.ffn));
   require(s.context >= 1, "context must be >= 1, got " + std::to_string(s.context));
-  require(s.dim % s.heads == 0,
+  require(s.head_dim > 0 || s.dim % s.heads == 0,
           "dim " + std::to_string(s.dim) + " is not a multiple of heads " + std::to_string(s.heads));
   require(s.heads % s.kv_heads == 0,
           "heads " + std::to_string(s.heads) + " is not a multiple of kv_heads " + std::to_string(s.kv_heads));
   // RoPE rotates pairs of a head's dimensions.
-  require((s.dim / s.heads) % 2 == 0, "head_dim (dim / heads) = " + std::to_string(s.dim / s.heads) + " is odd");
+  require(head_dim_of(s) % 2 == 0, "head_dim " + std::to_string(head_dim_of(s)) + " is odd");
   require(std::isfinite(s.rope_base) && s.rope_base > 0, "rope_base must be a finite number > 0");
   require(std::isfinite(s.rms_eps) && s.rms_eps > 0, "rms_eps must be a finite number > 0");
   auto traits = tensor_type_traits(static_cast<uint32_t>(s.type));
   require(traits.has_value(), "type " + std::string(ggml_type_name(static_cast<uint32_t>(s.type))) +
                                   " is not supported (F32, F16, BF16, Q8_0)");
-  // Every matrix's ne0 is dim or ffn; quantized rows need whole blocks.
-  const int64_t block = traits->block_elems;
-  require(s.dim % block == 0 && s.ffn % block == 0,
-          "type " + std::string(traits->name) + " needs dim and ffn to be multiples of " + std::to_string(block) +
-              ", got dim " + std::to_string(s.dim) + ", ffn " + std::to_string(s.ffn));
+  // Every matrix's ne0 is dim, ffn or heads x head_dim; quantized rows need whole blocks.
+  const int64_t block = traits->block_elems, q_dim = int64_t{s.heads} * head_dim_of(s);
+  require(s.dim % block == 0 && s.ffn % block == 0 && q_dim % block == 0,
+          "type " + std::string(traits->name) + " needs dim, ffn and heads x head_dim to be multiples of " +
+              std::to_string(block) + ", got dim " + std::to_string(s.dim) + ", ffn " + std::to_string(s.ffn) +
+              ", heads x head_dim " + std::to_string(q_dim));
   require(!s.vocab_from.empty(), "vocab_from (a GGUF with tokenizer.ggml.* metadata) is required");
 }
 
 void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path) {
   validate(s);
   GgufWriter w;
-  const int64_t head_dim = s.dim / s.heads;
-  const int64_t kv_dim = head_dim * s.kv_heads;
+  const int64_t head_dim = head_dim_of(s);
+  const int64_t q_dim = head_dim * s.heads, kv_dim = head_dim * s.kv_heads;
   const std::string type_name(ggml_type_name(static_cast<uint32_t>(s.type)));
+  const std::string a = s.arch + ".";
 
-  w.set_string("general.architecture", "llama");
-  w.set_string("general.name", "synthetic-llama-" + std::to_string(s.layers) + "L-" + std::to_string(s.dim) + "d-" +
-                                   type_name + "-seed" + std::to_string(s.seed));
+  w.set_string("general.architecture", s.arch);
+  w.set_string("general.name", "synthetic-" + s.arch + "-" + std::to_string(s.layers) + "L-" + std::to_string(s.dim) +
+                                   "d-" + type_name + "-seed" + std::to_string(s.seed));
   w.set_u32("general.alignment", 32);
   w.set_u32("general.file_type", file_type(s.type));
-  w.set_u32("llama.context_length", static_cast<uint32_t>(s.context));
-  w.set_u32("llama.embedding_length", static_cast<uint32_t>(s.dim));
-  w.set_u32("llama.block_count", static_cast<uint32_t>(s.layers));
-  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(s.ffn));
-  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(s.heads));
-  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
-  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  w.set_f32("llama.rope.freq_base", s.rope_base);
-  w.set_f32("llama.attention.layer_norm_rms_epsilon", s.rms_eps);
+  w.set_u32(a + "context_length", static_cast<uint32_t>(s.context));
+  w.set_u32(a + "embedding_length", static_cast<uint32_t>(s.dim));
+  w.set_u32(a + "block_count", static_cast<uint32_t>(s.layers));
+  w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(s.ffn));
+  w.set_u32(a + "attention.head_count", static_cast<uint32_t>(s.heads));
+  w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(s.kv_heads));
+  if (s.head_dim > 0) {
+    w.set_u32(a + "attention.key_length", static_cast<uint32_t>(head_dim));
+    w.set_u32(a + "attention.value_length", static_cast<uint32_t>(head_dim));
+  }
+  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.set_f32(a + "rope.freq_base", s.rope_base);
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", s.rms_eps);
+  if (s.rope_linear_factor > 0) {
+    w.set_string(a + "rope.scaling.type", "linear");
+    w.set_f32(a + "rope.scaling.factor", s.rope_linear_factor);
+  }
 
   // The tokenizer: every tokenizer.* key (tokenizer.ggml.* and, where the
   // file has one, tokenizer.chat_template), copied as they are.
@@ -156,8 +201,13 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     for (const auto& [key, value] : vf->metadata())
       if (key.starts_with("tokenizer.")) w.set(key, value);
   }
-  w.set_u32("llama.vocab_size", static_cast<uint32_t>(vocab));
+  w.set_u32(a + "vocab_size", static_cast<uint32_t>(vocab));
 
+  if (s.llama3_rope_freqs) {
+    std::vector<float> factors = llama3_rope_factors(s.rope_base, static_cast<int32_t>(head_dim));
+    w.add_generated_tensor("rope_freqs.weight", {static_cast<int64_t>(factors.size())}, TensorType::F32,
+                           [factors](std::span<std::byte> out) { std::memcpy(out.data(), factors.data(), out.size()); });
+  }
   ModelWriter m(w, s.seed);
   m.matrix("token_embd.weight", s.dim, vocab, s.type);
   m.norm("output_norm.weight", s.dim);
@@ -165,10 +215,19 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   for (int32_t i = 0; i < s.layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     m.norm(p + "attn_norm.weight", s.dim);
-    m.matrix(p + "attn_q.weight", s.dim, s.dim, s.type);
+    m.matrix(p + "attn_q.weight", s.dim, q_dim, s.type);
     m.matrix(p + "attn_k.weight", s.dim, kv_dim, s.type);
     m.matrix(p + "attn_v.weight", s.dim, kv_dim, s.type);
-    m.matrix(p + "attn_output.weight", s.dim, s.dim, s.type);
+    if (s.arch == "qwen2") {
+      m.bias(p + "attn_q.bias", q_dim);
+      m.bias(p + "attn_k.bias", kv_dim);
+      m.bias(p + "attn_v.bias", kv_dim);
+    }
+    if (s.arch == "qwen3") {
+      m.norm(p + "attn_q_norm.weight", head_dim);
+      m.norm(p + "attn_k_norm.weight", head_dim);
+    }
+    m.matrix(p + "attn_output.weight", q_dim, s.dim, s.type);
     m.norm(p + "ffn_norm.weight", s.dim);
     m.matrix(p + "ffn_gate.weight", s.dim, s.ffn, s.type);
     m.matrix(p + "ffn_up.weight", s.dim, s.ffn, s.type);

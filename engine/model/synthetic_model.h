@@ -1,4 +1,5 @@
-// Synthetic Llama models: random weights of any shape, a real vocabulary.
+// Synthetic models of the Llama kind (llama, qwen2, qwen3): random weights
+// of any shape, a real vocabulary.
 // Backs `kvgate mkmodel`, so benchmarks can run 110M- or 1B-shaped models
 // that nobody has to download. The outputs are noise, but every byte the
 // engine reads (shapes, types, tokenizer) is the same as in a real model.
@@ -18,7 +19,13 @@
 namespace kvgate {
 
 struct SyntheticModelSpec {
+  std::string arch = "llama";  // llama, qwen2 (Q/K/V biases), qwen3 (Q/K norms)
   int32_t layers = 0, dim = 0, heads = 0, kv_heads = 0, ffn = 0;
+  int32_t head_dim = 0;        // 0: dim / heads; else written as attention.key_length
+  // Writes rope_freqs.weight with Llama 3.1's factors (factor 8, low 1,
+  // high 4, original context 8192), as its converter does (llama only).
+  bool llama3_rope_freqs = false;
+  float rope_linear_factor = 0;  // > 0: rope.scaling.type linear with this factor
   int32_t context = 2048;
   float rope_base = 10000;
   float rms_eps = 1e-5f;
@@ -30,7 +37,7 @@ struct SyntheticModelSpec {
 // Throws kvgate::Error naming the field when the spec cannot make a model.
 void validate(const SyntheticModelSpec& spec);
 
-// Validates, then writes a GGUF v3 llama model to `path`, generating one
+// Validates, then writes a GGUF v3 model to `path`, generating one
 // tensor at a time while streaming it to the file.
 void write_synthetic_model(const SyntheticModelSpec& spec, const std::string& path);
 
