@@ -186,6 +186,37 @@ TEST_F(CliBadInput, UnsupportedArchitecture) {
   expect_error("info --model " + path, "unsupported architecture 'mamba'");
 }
 
+// A model with a tensor kvgate does not compute is refused by name, by
+// `generate` and by `serve` before it listens: never served approximately.
+TEST_F(CliBadInput, AnUncomputedTensorIsRefusedByGenerateAndServe) {
+  auto src = GgufFile::open(kStories);
+  GgufWriter w;
+  for (const auto& [k, v] : src->metadata()) w.set(k, v);
+  for (const GgufTensor& t : src->tensors())
+    w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
+  std::vector<std::byte> bias(64 * sizeof(float));
+  w.add_tensor("blk.0.attn_output.bias", {64}, TensorType::F32, bias);
+  const std::string path = dir_.sub("extra-tensor.gguf");
+  w.write(path);
+  expect_error("generate --model " + path, "tensor 'blk.0.attn_output.bias' is not part of kvgate's llama model");
+  expect_error("serve --model " + path + " --listen 127.0.0.1:0 --data-dir " + dir_.sub("serve-data"),
+               "tensor 'blk.0.attn_output.bias' is not part of kvgate's llama model");
+}
+
+TEST_F(CliBadInput, AnUnsupportedRopeScalingIsRefusedByGenerateAndServe) {
+  auto src = GgufFile::open(kStories);
+  GgufWriter w;
+  for (const auto& [k, v] : src->metadata()) w.set(k, v);
+  w.set_string("llama.rope.scaling.type", "yarn");
+  for (const GgufTensor& t : src->tensors())
+    w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
+  const std::string path = dir_.sub("yarn.gguf");
+  w.write(path);
+  expect_error("generate --model " + path, "rope.scaling.type 'yarn' is not supported");
+  expect_error("serve --model " + path + " --listen 127.0.0.1:0 --data-dir " + dir_.sub("serve-data2"),
+               "rope.scaling.type 'yarn' is not supported");
+}
+
 TEST_F(CliBadInput, UnsupportedTokenizer) {
   expect_error("tokenize --model " + shared_path("testdata/ggml-vocab-bert-bge.gguf") + " --text hi",
                "unsupported tokenizer");
