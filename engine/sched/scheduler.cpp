@@ -21,6 +21,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "engine/sched/cache_quota.h"
 #include "engine/sched/sequence.h"
 #include "engine/sched/tier_identity.h"
 
@@ -325,7 +326,7 @@ void Scheduler::commit_full_blocks(Seq& s) {
     if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
     const cache::BlockKey key = cache::chain_key(s.chain, s.seed, s.scope(), i);
     // A tenant at its cache quota with nothing of its own to give up: the block stays private.
-    if (room_in_cache_quota(s) && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
+    if (room_in_cache_quota(pool_, s.who) && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
       s.result.cache_written_tokens += block_size_;
       offload(s, i, key);
     }
@@ -399,7 +400,7 @@ Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits,
     } else {
       break;
     }
-    if (pool_.available() <= keep_free || !room_in_cache_quota(s, static_cast<int64_t>(run.size()))) break;
+    if (pool_.available() <= keep_free || !room_in_cache_quota(pool_, s.who, static_cast<int64_t>(run.size()))) break;
     const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
     if (!b) break;
     const cache::BlockKey key = cache::chain_key(s.chain, s.seed, s.scope(), i);
@@ -452,14 +453,6 @@ void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n
     s.result.resumed_restored_tokens += host + disk;
     restores_.resumed_restored_tokens += host + disk;
   }
-}
-
-// Whether `s`'s tenant may cache one more block on the device, beyond
-// `pending` of its blocks about to be committed: under its quota, or at it
-// and able to give up one of its own (not held or pinned).
-bool Scheduler::room_in_cache_quota(Seq& s, int64_t pending) {
-  const int64_t quota = s.who.cache_quota_blocks;
-  return quota <= 0 || pool_.cached_blocks(s.who.tenant) + pending < quota || pool_.evict_one_of(s.who.tenant);
 }
 
 void Scheduler::run_planned(StepReport& rep) {

@@ -180,7 +180,6 @@ class Scheduler {
   void ensure_chain(Seq& s);
   void adopt_prompt_chain(Seq& s);
   void commit_full_blocks(Seq& s);
-  bool room_in_cache_quota(Seq& s, int64_t pending = 0);
   void offload(Seq& s, size_t i, const cache::BlockKey& key);
   void collect_offloads();
   void wait_for_tiers();
