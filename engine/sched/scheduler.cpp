@@ -21,6 +21,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "engine/sched/cache_quota.h"
 #include "engine/sched/sequence.h"
 #include "engine/sched/tier_identity.h"
 
@@ -38,19 +39,13 @@ Scheduler::Scheduler(std::unique_ptr<Backend> backend, SchedulerOptions opt)
       opt_(std::move(opt)),
       block_size_(backend_->block_size()),
       pool_(backend_->num_blocks(), block_size_, static_cast<int64_t>(backend_->block_bytes()), std::move(opt_.policy)),
-      queue_(opt_.order) {
+      queue_(opt_.order),
+      tiers_(pool_, copier_) {
   if (!opt_.hash_fn) opt_.hash_fn = cache::hash_block;
   pool_.set_listener(opt_.block_events);
   if (opt_.max_step_tokens < 1) throw Error("max_step_tokens must be at least 1");
   if (opt_.max_running <= 0 || opt_.max_running > opt_.max_step_tokens) opt_.max_running = opt_.max_step_tokens;
-  if (opt_.tiers && opt_.prefix_cache) {
-    const cache::KvIdentity id = tier_identity(*backend_, opt_.model);
-    for (const cache::KvIdentity* t : {opt_.tiers.host ? &opt_.tiers.host->identity() : nullptr,
-                                       opt_.tiers.disk ? &opt_.tiers.disk->identity() : nullptr})
-      if (t && !(*t == id)) throw Error("the KV tiers were opened for another model or KV layout than the backend's");
-    mover_ = std::make_unique<cache::TierMover>(opt_.tiers, copier_, id);
-    offload_refs_.assign(static_cast<size_t>(pool_.num_blocks()), 0);
-  }
+  if (opt_.tiers && opt_.prefix_cache) tiers_.attach(opt_.tiers, tier_identity(*backend_, opt_.model));
 }
 
 Scheduler::~Scheduler() = default;
@@ -88,9 +83,9 @@ std::shared_ptr<RequestStream> Scheduler::submit(Request req, Submitter who, std
     s->seed = cache::chain_seed({s->scope(), opt_.model, block_size_, s->req.cache_salt});
     if (!s->req.prompt_chain.empty()) adopt_prompt_chain(*s);
     ensure_chain(*s);
-    if (opt_.order.prefer_cached_prefix || mover_)
+    if (opt_.order.prefer_cached_prefix || tiers_.attached())
       s->n_prefix_hit = pool_.match_length(s->scope(), s->seed, s->chain, s->tokens);
-    prefetch(*s, s->n_prefix_hit);
+    tiers_.prefetch(*s, s->n_prefix_hit);
   }
   queue_.push({id, who.tenant, who.priority, static_cast<int64_t>(s->n_prefix_hit) * block_size_});
   waiting_[id] = std::move(s);
@@ -121,7 +116,7 @@ void Scheduler::ensure_chain(Seq& s) {
 StepReport Scheduler::step() {
   StepReport rep;
   rep.step = ++step_no_;
-  collect_offloads();
+  tiers_.collect();
   expire_pins();
   budget_ = opt_.max_step_tokens;
   plan_.clear();
@@ -129,10 +124,13 @@ StepReport Scheduler::step() {
   // A step that had to preempt is short of blocks: admitting now would only
   // preempt again (vLLM v1 does the same).
   if (rep.preempted == 0) admit_waiting(rep);
-  if (!plan_.empty())
+  if (!plan_.empty()) {
     run_planned(rep);
-  else
-    wait_for_tiers();
+  } else if (!queue_.empty()) {
+    // Nothing ran while requests wait: they wait on the tiers (a prefetch
+    // from disk, or blocks held for a copy down). Sleep on them, not spin.
+    tiers_.wait_for(queue_.peek()->id);
+  }
 #ifdef KVGATE_CHECK_INVARIANTS
   check_invariants();
 #endif
@@ -202,7 +200,7 @@ void Scheduler::preempt(size_t index) {
   ++s.result.preemptions;
   ++preemptions_;
   queue_.push_front({s.id, s.who.tenant, s.who.priority, 0});
-  if (s.caching) prefetch(s, pool_.match_length(s.scope(), s.seed, s.chain, s.tokens));
+  if (s.caching) tiers_.prefetch(s, pool_.match_length(s.scope(), s.seed, s.chain, s.tokens));
   waiting_[s.id] = std::move(p);
 }
 
@@ -238,16 +236,16 @@ bool Scheduler::try_admit(Seq& s) {
   ensure_chain(s);
   // Its blocks are being looked up below the device: it waits for them
   // (while the running sequences step) rather than recompute them.
-  if (mover_ && mover_->prefetch_pending(s.id)) return false;
+  if (tiers_.prefetch_pending(s.id)) return false;
   // Leave a little room for the running sequences' next decode blocks, so an
   // admission does not cause a preemption on the very next step.
   const int32_t headroom = running_.empty() ? 0 : std::max(1, pool_.num_blocks() / 100);
   std::vector<BlockId> hits;
-  Restored below;
+  TierExchange::Restored below;
   if (s.caching) {
     hits = pool_.lookup(s.scope(), s.seed, s.chain, s.tokens);
     pool_.refresh_pins(hits, opt_.clock());
-    if (mover_) below = restore_below(s, hits, headroom + 1);
+    below = tiers_.restore(s, hits, headroom + 1);
   }
   AdmitPlan p = plan_admission(s, std::move(hits));
   if (p.need + headroom > pool_.available()) {
@@ -267,10 +265,9 @@ bool Scheduler::try_admit(Seq& s) {
   } else {
     const int32_t recomputed = std::max(0, s.n_lost - p.cached);
     s.result.recomputed_tokens += recomputed;
-    ++restores_.resumed;
-    restores_.resumed_recomputed_tokens += recomputed;
+    tiers_.count_resumed(recomputed);
   }
-  if (mover_) count_tiers(s, below, p.cached, n_hits, resumed);
+  tiers_.count_tiers(s, below, p.cached, n_hits, resumed);
   s.admission = ++admissions_;
   plan_.push_back({&s, p.chunk});
   budget_ -= p.chunk;
@@ -325,141 +322,12 @@ void Scheduler::commit_full_blocks(Seq& s) {
     if (s.chain.size() <= i) cache::extend_chain(s.chain, s.seed, toks.first((i + 1) * B), block_size_, opt_.hash_fn);
     const cache::BlockKey key = cache::chain_key(s.chain, s.seed, s.scope(), i);
     // A tenant at its cache quota with nothing of its own to give up: the block stays private.
-    if (room_in_cache_quota(s) && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
+    if (room_in_cache_quota(pool_, s.who) && pool_.commit(s.table[i], key, toks.subspan(i * B, B))) {
       s.result.cache_written_tokens += block_size_;
-      offload(s, i, key);
+      tiers_.offload(s, i, key);
     }
     s.n_settled_blocks = static_cast<int32_t>(i + 1);
   }
-}
-
-// --- The tiers below the device (cache/tiers/tier_mover.h) -------------------
-
-// A newly committed block is copied down at once (write-through); the mover
-// holds a reference until the copy is done, so the block cannot be evicted
-// and overwritten under it.
-void Scheduler::offload(Seq& s, size_t i, const cache::BlockKey& key) {
-  if (!mover_) return;
-  const BlockId b = s.table[i];
-  pool_.retain(b);
-  ++offload_refs_[static_cast<size_t>(b)];
-  const auto B = static_cast<size_t>(block_size_);
-  mover_->offload(b, key, s.who.tenant, s.who.cache_quota_blocks, std::span<const TokenId>(s.tokens).subspan(i * B, B));
-}
-
-void Scheduler::collect_offloads() {
-  if (!mover_) return;
-  std::vector<BlockId> done;
-  mover_->collect(done);
-  for (BlockId b : done) --offload_refs_[static_cast<size_t>(b)];
-  pool_.release(done);
-}
-
-void Scheduler::settle_tiers() {
-  if (!mover_) return;
-  mover_->wait_offloads();
-  collect_offloads();
-}
-
-// A step that ran nothing while requests wait: they wait on the mover (a
-// prefetch from disk, or blocks it holds for a copy). Sleep on it instead of
-// spinning the engine loop.
-void Scheduler::wait_for_tiers() {
-  if (!mover_ || queue_.empty()) return;
-  if (mover_->offloads_in_flight() > 0) settle_tiers();
-  mover_->wait_prefetch(queue_.peek()->id, 20);
-}
-
-void Scheduler::prefetch(Seq& s, int32_t device_hits) {
-  if (mover_) mover_->prefetch(s.id, s.scope(), s.seed, s.chain, s.tokens, device_hits);
-}
-
-// Extends `hits` (the device's, referenced) with the blocks found below it:
-// each record verified, copied into a fresh device block and committed
-// there, so the rest of admission sees ordinary cached blocks. Stops at the
-// first block not found or failing verification (the rest is prefilled),
-// and leaves `keep_free` blocks for the admission itself.
-Scheduler::Restored Scheduler::restore_below(Seq& s, std::vector<BlockId>& hits, int32_t keep_free) {
-  Restored r;
-  cache::TierMover::Found found = mover_->take(s.id);
-  const auto B = static_cast<size_t>(block_size_);
-  const size_t full = std::min(s.chain.size(), s.tokens.size() / B);
-  // The run of blocks found below the device's hits, each with a device
-  // block to go into, while the pool and the tenant's cache quota have room.
-  std::vector<cache::FoundBlock> looked_up;  // lost from the device since the prefetch: found now
-  looked_up.reserve(full - std::min(full, hits.size()));
-  std::vector<cache::TierMover::Restore> run;
-  for (size_t i = hits.size(); i < full; ++i) {
-    const auto f = static_cast<size_t>(found.from);
-    const cache::FoundBlock* fb = nullptr;
-    if (i >= f && i - f < found.blocks.size()) {
-      fb = &found.blocks[i - f];
-    } else if (std::optional<cache::FoundBlock> now = mover_->find_in_host({s.scope(), s.chain[i]})) {
-      fb = &looked_up.emplace_back(std::move(*now));
-    } else {
-      break;
-    }
-    if (pool_.available() <= keep_free || !room_in_cache_quota(s, static_cast<int64_t>(run.size()))) break;
-    const std::optional<BlockId> b = pool_.allocate(s.who.tenant);
-    if (!b) break;
-    const cache::BlockKey key = cache::chain_key(s.chain, s.seed, s.scope(), i);
-    run.push_back({fb, key, std::span<const TokenId>(s.tokens).subspan(i * B, B), *b});
-  }
-  std::vector<cache::RecordFault> faults;
-  try {
-    faults = mover_->restore(run);
-  } catch (...) {  // a backend's copy failed: the blocks go back before the error does
-    for (size_t i = run.size(); i-- > 0;) pool_.release({&run[i].block, 1});
-    throw;
-  }
-  // The chain continues up to its first bad record; the blocks copied after
-  // it go back unused (each bad record was dropped from its tier).
-  size_t good = 0;
-  for (; good < run.size() && faults[good] == cache::RecordFault::kNone; ++good) {
-    const cache::TierMover::Restore& b = run[good];
-    if (!pool_.commit(b.block, b.want, b.tokens)) break;  // cannot happen: the device lookup stopped before it
-    hits.push_back(b.block);
-    r.tiers.push_back(b.found->tier());
-    const bool host = b.found->tier() == policies::Tier::kHost;
-    ++(host ? restores_.blocks_from_host : restores_.blocks_from_disk);
-    (host ? restores_.bytes_from_host : restores_.bytes_from_disk) += static_cast<int64_t>(copier_.block_bytes());
-  }
-  for (size_t i = run.size(); i-- > good;) {
-    if (faults[i] != cache::RecordFault::kNone) ++restores_.faults;
-    pool_.release({&run[i].block, 1});
-  }
-  return r;
-}
-
-// Splits the admission's cached positions by tier: the device's hits come
-// first in the chain, then the restored blocks in order (a whole-prompt hit
-// recomputes its last position, taken from the last block's tier).
-void Scheduler::count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n_hits, bool resumed) {
-  const int32_t n_device = n_hits - static_cast<int32_t>(r.tiers.size());
-  const int32_t device = std::min(cached, n_device * block_size_);
-  int32_t left = cached - device;
-  int32_t host = 0, disk = 0;
-  for (policies::Tier t : r.tiers) {
-    const int32_t n = std::min(left, block_size_);
-    (t == policies::Tier::kHost ? host : disk) += n;
-    left -= n;
-  }
-  if (!resumed) {
-    s.result.cached_device_tokens = device;
-    s.result.cached_host_tokens = host;
-    s.result.cached_disk_tokens = disk;
-  } else {
-    s.result.resumed_restored_tokens += host + disk;
-    restores_.resumed_restored_tokens += host + disk;
-  }
-}
-
-// Whether `s`'s tenant may cache one more block on the device, beyond
-// `pending` of its blocks about to be committed: under its quota, or at it
-// and able to give up one of its own (not held or pinned).
-bool Scheduler::room_in_cache_quota(Seq& s, int64_t pending) {
-  const int64_t quota = s.who.cache_quota_blocks;
-  return quota <= 0 || pool_.cached_blocks(s.who.tenant) + pending < quota || pool_.evict_one_of(s.who.tenant);
 }
 
 void Scheduler::run_planned(StepReport& rep) {
@@ -526,7 +394,7 @@ void Scheduler::pin_prompt(Seq& s) {
 }
 
 void Scheduler::finish(Seq& s, FinishReason why, const std::string& error) {
-  if (mover_) mover_->forget(s.id);
+  tiers_.forget(s.id);
   if (s.caching && s.req.pin_ttl.count() > 0 && (why == FinishReason::kStop || why == FinishReason::kLength))
     pin_prompt(s);
   release_blocks(s);
@@ -577,7 +445,8 @@ void Scheduler::fail_all(const std::string& why) {
 void Scheduler::check_invariants() const {
   pool_.check_invariants();
   std::vector<int32_t> refs(static_cast<size_t>(pool_.num_blocks()), 0);
-  for (size_t b = 0; b < offload_refs_.size(); ++b) refs[b] += offload_refs_[b];
+  const std::span<const int32_t> offload_refs = tiers_.offload_refs();
+  for (size_t b = 0; b < offload_refs.size(); ++b) refs[b] += offload_refs[b];
   for (const auto& s : running_) {
     for (BlockId b : s->table) ++refs[static_cast<size_t>(b)];
     if (s->n_computed > static_cast<int32_t>(s->table.size()) * block_size_)

@@ -22,6 +22,10 @@
 // and sampler state, and it goes back to the head of its tenant's queue, to
 // be recomputed (vLLM v1's recompute preemption). Outputs are unchanged.
 //
+// With tiers below the device, blocks go down and come back up through a
+// TierExchange (tier_exchange.h): the scheduler hands it each block it
+// commits, and at admission takes the blocks it restores as ordinary hits.
+//
 // With KVGATE_CHECK_INVARIANTS (the sanitizer build) every step ends with
 // check_invariants().
 //
@@ -44,6 +48,7 @@
 #include "engine/sched/backend_block_copier.h"
 #include "engine/sched/request_limits.h"
 #include "engine/sched/request_stream.h"
+#include "engine/sched/tier_exchange.h"
 #include "engine/submitter.h"
 #include "policies/admission/fair_queue.h"
 
@@ -72,15 +77,6 @@ struct SchedulerOptions {
   cache::BlockEventListener* block_events = nullptr;
   // When pins expire; tests pass their own, so that none of them waits.
   std::function<SteadyClock::time_point()> clock = [] { return SteadyClock::now(); };
-};
-
-// What the tiers below the device gave back, counted on the driving thread.
-struct RestoreCounters {
-  int64_t blocks_from_host = 0, blocks_from_disk = 0;
-  int64_t bytes_from_host = 0, bytes_from_disk = 0;
-  int64_t faults = 0;  // records that failed verification at restore (dropped, counted by their tier too)
-  // Preempted sequences, when re-admitted: positions restored vs recomputed.
-  int64_t resumed = 0, resumed_restored_tokens = 0, resumed_recomputed_tokens = 0;
 };
 
 // What one step did, for tests (which count steps) and benchmarks.
@@ -135,11 +131,11 @@ class Scheduler {
 
   const cache::BlockPool& pool() const { return pool_; }
   // Null without lower tiers.
-  const cache::TierMover* mover() const { return mover_.get(); }
-  const RestoreCounters& restores() const { return restores_; }
+  const cache::TierMover* mover() const { return tiers_.mover(); }
+  const RestoreCounters& restores() const { return tiers_.restores(); }
   // Waits for every copy down under way and takes its blocks back: for
   // tests and benchmarks that then look in the tiers, and at shutdown.
-  void settle_tiers();
+  void settle_tiers() { tiers_.settle(); }
   // The operator's controls (the engine loop runs them between steps).
   void set_eviction_policy(std::unique_ptr<policies::EvictionPolicy> policy) { pool_.set_policy(std::move(policy)); }
   cache::BlockPool::TenantEviction evict_tenant(TenantId tenant, bool pins) { return pool_.evict_tenant(tenant, pins); }
@@ -180,16 +176,6 @@ class Scheduler {
   void ensure_chain(Seq& s);
   void adopt_prompt_chain(Seq& s);
   void commit_full_blocks(Seq& s);
-  bool room_in_cache_quota(Seq& s, int64_t pending = 0);
-  void offload(Seq& s, size_t i, const cache::BlockKey& key);
-  void collect_offloads();
-  void wait_for_tiers();
-  void prefetch(Seq& s, int32_t device_hits);
-  struct Restored {  // blocks restored at one admission, in chain order after the device's hits
-    std::vector<policies::Tier> tiers;
-  };
-  Restored restore_below(Seq& s, std::vector<BlockId>& hits, int32_t keep_free);
-  void count_tiers(Seq& s, const Restored& r, int32_t cached, int32_t n_hits, bool resumed);
   void pin_prompt(Seq& s);
 
   std::unique_ptr<Backend> backend_;
@@ -198,10 +184,8 @@ class Scheduler {
   const int32_t block_size_;
   cache::BlockPool pool_;
   policies::FairQueue queue_;
-  // After pool_ and copier_: its threads stop before what they read goes.
-  std::unique_ptr<cache::TierMover> mover_;
-  std::vector<int32_t> offload_refs_;  // per block: references the mover holds (copies under way)
-  RestoreCounters restores_;
+  // After pool_ and copier_: its mover's threads stop before what they read goes.
+  TierExchange tiers_;
   RequestId next_id_ = 1;
   int64_t step_no_ = 0;
   int64_t preemptions_ = 0;
