@@ -18,6 +18,8 @@
 //              outside it; route/ (the routing core) only itself, cache/
 //              and policies/; replica/ and front/ not each other: the two
 //              ends meet only in wire/
+//     json/    (typed reads of JSON fields, below openai/ and cluster/wire/)
+//              nothing of gateway/ outside it
 //     tools/   nothing of the server: only tools/, client/, cluster/route/,
 //              cache/, policies/ and base/error.h
 //   only gateway/cli/ (and gateway/main.cpp) includes gateway/cli/
@@ -77,6 +79,8 @@ std::optional<std::string> why_forbidden_in_gateway(const std::string& file, con
   if (starts_with(file, "gateway/cluster/wire/") && starts_with(target, "gateway/") &&
       !starts_with(target, "gateway/cluster/wire/"))
     return "gateway/cluster/wire/ is what both ends share: it uses nothing else of gateway/";
+  if (starts_with(file, "gateway/json/") && starts_with(target, "gateway/") && !starts_with(target, "gateway/json/"))
+    return "gateway/json/ sits below openai/ and cluster/wire/: it uses nothing else of gateway/";
   if (starts_with(file, "gateway/cluster/route/") && !starts_with(target, "gateway/cluster/route/") &&
       !under(target, {"cache/", "policies/"}))
     return "gateway/cluster/route/ may use only cache/ and policies/";
@@ -293,6 +297,10 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"gateway/cluster/wire/x.cpp", "gateway/cluster/wire/event_wire.h", true},
       {"gateway/cluster/wire/x.cpp", "gateway/serving/pipeline.h", false},
       {"gateway/cluster/wire/x.cpp", "gateway/cluster/route/replica_index.h", false},
+      {"gateway/openai/x.cpp", "gateway/json/field_reader.h", true},
+      {"gateway/json/x.cpp", "gateway/openai/api_error.h", false},
+      {"gateway/json/x.cpp", "gateway/cluster/wire/replica_wire.h", false},
+      {"gateway/json/x.cpp", "gateway/json/field_reader.h", true},
       {"gateway/cluster/replica/x.cpp", "gateway/cluster/wire/replica_wire.h", true},
       {"gateway/cluster/replica/x.cpp", "gateway/serving/pipeline.h", true},
       {"gateway/cluster/replica/x.cpp", "gateway/cluster/front/replica_set.h", false},
