@@ -189,12 +189,13 @@ bool is_cache_path(const std::vector<std::string_view>& p) {  // p[0] == "admin"
 void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
   serving::require_admin(req, token_);
   Call call{req, reply, {}};
+  const std::vector<std::string_view> path = server::path_segments(req.path());
   for (const Route& r : kRoutes) {
-    if (r.method != req.method || !server::match_path(r.pattern, req.path(), call.params)) continue;
+    if (r.method != req.method || !r.pattern.match(path, call.params)) continue;
     if (r.engine_only && !engine_) not_on_a_front(req.path());
     return (this->*r.answer)(call);
   }
-  if (!engine_ && is_cache_path(server::path_segments(req.path()))) not_on_a_front(req.path());
+  if (!engine_ && is_cache_path(path)) not_on_a_front(req.path());
   throw openai::route_not_found(req.method, req.path());
 }
 

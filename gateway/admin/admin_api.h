@@ -36,6 +36,7 @@
 
 #include "engine/sched/engine.h"
 #include "gateway/server/http_request.h"
+#include "gateway/server/path_pattern.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/blocking_pool.h"
@@ -66,7 +67,7 @@ class AdminApi {
   };
   struct Route {
     std::string_view method;
-    std::string_view pattern;  // server/path_pattern.h
+    server::PathPattern pattern;  // split once, with the table
     void (AdminApi::*answer)(const Call&);
     bool engine_only;  // the cache and policy routes: each replica's, not a route front's
   };

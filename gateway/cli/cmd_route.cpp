@@ -103,24 +103,21 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
   serving::ServingMetrics metrics(c.served_model_name(), 0);
   front::RouteMetrics route_metrics(metrics.registry());
-  tenancy::Tenancy tenancy((std::filesystem::path(c.data.dir) / "tenancy").string());
-  const serving::FirstStartSecrets secrets = serving::bootstrap(tenancy, c.admin_token_path());
-  announce_secrets(secrets);
-  const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
-  if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
+  tenancy::Tenancy tenancy(tenancy_dir(c));
+  const StartSecrets secrets = start_secrets(tenancy, c);
 
   std::optional<serving::BlockingPool> durable(std::in_place, 2);
   serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics);
   const serving::KvTiers no_tiers;  // the replicas' own
-  admin::AdminApi admin(nullptr, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), no_tiers);
-  admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, *token);
+  admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
+  admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, secrets.admin);
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()),
                              api_model(c, mc), routes_of(admin, metrics_api));
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
   http->start();
-  announce_listener(c, *http, secrets, c.served_model_name());
+  announce_listener(c, *http, secrets.shown, c.served_model_name());
 
   wait_for_stop(stop_signals, c.server.shutdown_deadline_ms);
   http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));

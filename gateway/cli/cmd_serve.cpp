@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -58,95 +59,150 @@ std::string capacity_line(const Backend& be, const ModelConfig& mc) {
   return buf;
 }
 
-void serve(const config::ServerConfig& c) {
-  const sigset_t stop_signals = block_stop_signals();
+// The model, its tokenizer and the backend that will run it (the slow part
+// of a start), announced as they are ready.
+struct LoadedModel {
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Backend> backend;  // until the Engine takes it
+};
 
-  // A replica's token is checked before anything slow: a bad file fails the start at once.
-  std::optional<std::string> internal_token;
-  if (!c.cluster.internal_token_file.empty()) internal_token = wire::read_internal_token(c.cluster.internal_token_file);
-
-  std::filesystem::create_directories(c.data.dir);
-  auto model = Model::load(c.model.path);
-  auto tokenizer = Tokenizer::from_gguf(model->file());
-  const ModelConfig& mc = model->config();
+LoadedModel load_model(const config::ServerConfig& c) {
+  LoadedModel m;
+  m.model = Model::load(c.model.path);
+  m.tokenizer = Tokenizer::from_gguf(m.model->file());
+  const ModelConfig& mc = m.model->config();
   BackendOptions bo;
   bo.block_size = c.model.block_size;
   bo.kv_budget_bytes = c.model.kv_budget_bytes;
   bo.kv_type = kv_type_from_name(c.model.kv_type);
   bo.memory_utilization = c.model.gpu_memory_percent / 100.0;
   bo.device_graphs = c.model.cuda_graphs;
-  auto backend = make_backend(c.model.backend, model, bo);
+  m.backend = make_backend(c.model.backend, m.model, bo);
   say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
       std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + ")");
-  say(capacity_line(*backend, mc));
-  serving::ServingMetrics metrics(c.served_model_name(), backend->kv_capacity().bytes());
+  say(capacity_line(*m.backend, mc));
+  return m;
+}
 
+// The scheduler's options from [model]; the tiers and the block events are
+// added once they are open.
+SchedulerOptions scheduler_options(const config::ServerConfig& c, const LoadedModel& m) {
   SchedulerOptions so;
-  so.model = model_fingerprint(*model, backend->kv_layout());
+  so.model = model_fingerprint(*m.model, m.backend->kv_layout());
   so.prefix_cache = c.model.prefix_cache;
   so.policy = policies::make_eviction_policy(policies::parse_policy_spec(c.model.eviction_policy));  // checked with the config
-  so.eos = tokenizer->eos();
+  so.eos = m.tokenizer->eos();
   so.max_step_tokens = c.model.max_step_tokens;
   so.max_running = c.model.max_running;
   so.chunked_prefill = c.model.chunked_prefill;
-  // Below the device pool: opened before the engine starts, closed after it stops.
-  const cache::KvIdentity kv_identity = tier_identity(*backend, so.model);
-  // The block events outlive the tiers and the engine that tell them.
-  std::optional<replica::BlockEventPublisher> events;
-  if (!c.cluster.block_events.empty()) {
-    events.emplace(replica::BlockEventPublisherOptions{.endpoint = c.cluster.block_events, .identity = kv_identity});
-    so.block_events = &*events;
-    say("block events on " + events->endpoint());
+  return so;
+}
+
+EngineOptions engine_options(const config::ServerConfig& c) {
+  const int64_t running = c.model.max_running > 0 ? c.model.max_running : c.model.max_step_tokens;
+  return {.max_outstanding = running + c.model.max_waiting};
+}
+
+// The block events a route front reads, when [cluster] block_events names
+// where to publish them; nullptr otherwise.
+std::unique_ptr<replica::BlockEventPublisher> publish_block_events(const config::ServerConfig& c,
+                                                                   const cache::KvIdentity& identity) {
+  if (c.cluster.block_events.empty()) return nullptr;
+  auto events = std::make_unique<replica::BlockEventPublisher>(
+      replica::BlockEventPublisherOptions{.endpoint = c.cluster.block_events, .identity = identity});
+  say("block events on " + events->endpoint());
+  return events;
+}
+
+serving::KvTiers open_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity,
+                            replica::BlockEventPublisher* events) {
+  serving::KvTiers tiers = serving::open_kv_tiers(c, identity, events);
+  for (const std::string& line : serving::describe(tiers, identity)) say(line);
+  return tiers;
+}
+
+// A replica's internal routes, when [cluster] internal_token_file makes this
+// server one (`token` is that file's, read first); nullptr otherwise.
+std::unique_ptr<replica::InternalApi> replica_api(const config::ServerConfig& c, const std::optional<std::string>& token,
+                                                  Engine& engine, const cache::KvIdentity& identity,
+                                                  replica::BlockEventPublisher* events) {
+  if (!token) return nullptr;
+  auto api = std::make_unique<replica::InternalApi>(engine, wire::InternalToken(*token), c.served_model_name(), identity,
+                                                    events ? events->endpoint() : std::string(), events);
+  say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
+  return api;
+}
+
+// The operator's routes, and a replica's under /internal.
+std::vector<server::Mount> mounts_of(admin::AdminApi& admin, admin::MetricsApi& metrics_api,
+                                     replica::InternalApi* internal) {
+  std::vector<server::Mount> mounts = routes_of(admin, metrics_api);
+  if (internal)
+    mounts.push_back({"/internal", [internal](const server::HttpRequest& r, server::Reply& rep) { (*internal)(r, rep); }});
+  return mounts;
+}
+
+// /metrics for the scraper: on a plain-HTTP listener of its own when
+// [metrics] listen names one (returned, started), else on the API listener
+// behind the admin token (nullptr).
+std::unique_ptr<server::Server> start_metrics_listener(const config::ServerConfig& c, admin::MetricsApi& metrics_api,
+                                                       const server::Server& http) {
+  if (c.metrics.listen.empty()) {
+    say("metrics on https://" + c.server.listen.host + ":" + std::to_string(*http.https_port()) +
+        "/metrics (admin token)");
+    return nullptr;
   }
-  const serving::KvTiers tiers = serving::open_kv_tiers(c, kv_identity, events ? &*events : nullptr);
-  for (const std::string& line : serving::describe(tiers, kv_identity)) say(line);
+  const config::ListenAddress at = config::parse_listen_address(c.metrics.listen);
+  server::ServerOptions o = server_options(c);
+  o.address = at.host;
+  o.https = false;
+  o.http_port = at.port;
+  auto listener = std::make_unique<server::Server>(std::move(o), metrics_api.open_listener());
+  listener->start();
+  say("metrics on http://" + at.host + ":" + std::to_string(*listener->http_port()) + "/metrics");
+  return listener;
+}
+
+void serve(const config::ServerConfig& c) {
+  const sigset_t stop_signals = block_stop_signals();
+  // A replica's token is checked before anything slow: a bad file fails the start at once.
+  std::optional<std::string> internal_token;
+  if (!c.cluster.internal_token_file.empty()) internal_token = wire::read_internal_token(c.cluster.internal_token_file);
+  std::filesystem::create_directories(c.data.dir);
+
+  LoadedModel m = load_model(c);
+  serving::ServingMetrics metrics(c.served_model_name(), m.backend->kv_capacity().bytes());
+  SchedulerOptions so = scheduler_options(c, m);
+  // Below the device pool: opened before the engine starts, closed after it stops.
+  const cache::KvIdentity kv_identity = tier_identity(*m.backend, so.model);
+  // The block events outlive the tiers and the engine that tell them.
+  const std::unique_ptr<replica::BlockEventPublisher> events = publish_block_events(c, kv_identity);
+  so.block_events = events.get();
+  const serving::KvTiers tiers = open_tiers(c, kv_identity, events.get());
   so.tiers = tiers.lower();
   metrics.watch(tiers);
-  const int64_t running = c.model.max_running > 0 ? c.model.max_running : c.model.max_step_tokens;
-  Engine engine(std::move(backend), std::move(so), {.max_outstanding = running + c.model.max_waiting});
+  Engine engine(std::move(m.backend), std::move(so), engine_options(c));
 
-  tenancy::Tenancy tenancy((std::filesystem::path(c.data.dir) / "tenancy").string());
-  const serving::FirstStartSecrets secrets = serving::bootstrap(tenancy, c.admin_token_path());
-  announce_secrets(secrets);
-  const std::optional<serving::AdminToken> token = serving::AdminToken::load(c.admin_token_path());
-  if (!token) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
+  tenancy::Tenancy tenancy(tenancy_dir(c));
+  const StartSecrets secrets = start_secrets(tenancy, c);
 
   std::optional<serving::BlockingPool> durable(std::in_place, 2);
-  serving::Pipeline pipeline(engine, tenancy, *tokenizer, *durable, metrics);
-  admin::AdminApi admin(&engine, tenancy, *durable, *token, pipeline, *tokenizer, c.served_model_name(), tiers);
-  admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, *token);
-  std::optional<replica::InternalApi> internal;
-  if (internal_token) {
-    internal.emplace(engine, wire::InternalToken(*internal_token), c.served_model_name(), kv_identity,
-                     events ? events->endpoint() : std::string(), events ? &*events : nullptr);
-    say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
-  }
-  std::vector<server::Mount> mounts = routes_of(admin, metrics_api);
-  if (internal) mounts.push_back({"/internal", [&internal](const server::HttpRequest& r, server::Reply& rep) { (*internal)(r, rep); }});
-  serving::ApiModel served = api_model(c, mc);
-  served.replica_only = internal.has_value();
-  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()),
-                             std::move(served), std::move(mounts));
+  serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *durable, metrics);
+  admin::AdminApi admin(&engine, tenancy, *durable, secrets.admin, pipeline, *m.tokenizer, c.served_model_name(), tiers);
+  admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, secrets.admin);
+  const std::unique_ptr<replica::InternalApi> internal =
+      replica_api(c, internal_token, engine, kv_identity, events.get());
+  serving::ApiModel served = api_model(c, m.model->config());
+  served.replica_only = internal != nullptr;
+  const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, openai::ChatTemplate::from_gguf(m.model->file()),
+                             std::move(served), mounts_of(admin, metrics_api, internal.get()));
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
   http->start();
-  // A listener of its own for the scraper, plain HTTP and /metrics only.
-  std::optional<server::Server> metrics_http;
-  if (!c.metrics.listen.empty()) {
-    const config::ListenAddress at = config::parse_listen_address(c.metrics.listen);
-    server::ServerOptions o = server_options(c);
-    o.address = at.host;
-    o.https = false;
-    o.http_port = at.port;
-    metrics_http.emplace(std::move(o), metrics_api.open_listener());
-    metrics_http->start();
-    say("metrics on http://" + at.host + ":" + std::to_string(*metrics_http->http_port()) + "/metrics");
-  } else {
-    say("metrics on https://" + c.server.listen.host + ":" + std::to_string(*http->https_port()) +
-        "/metrics (admin token)");
-  }
-  announce_listener(c, *http, secrets, c.served_model_name());
+  std::unique_ptr<server::Server> metrics_http = start_metrics_listener(c, metrics_api, *http);
+  announce_listener(c, *http, secrets.shown, c.served_model_name());
 
   wait_for_stop(stop_signals, c.server.shutdown_deadline_ms);
   if (metrics_http) metrics_http->stop(std::chrono::milliseconds(0));

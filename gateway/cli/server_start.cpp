@@ -5,6 +5,9 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+
+#include "base/error.h"
 
 namespace kvgate::cli {
 
@@ -66,10 +69,18 @@ serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc
   return m;
 }
 
-void announce_secrets(const serving::FirstStartSecrets& secrets) {
-  if (secrets.demo_key)
-    say(std::string("first start: tenant '") + serving::kDemoTenant + "', API key (shown once): " + *secrets.demo_key);
-  if (secrets.admin_token) say("first start: admin token (shown once): " + *secrets.admin_token);
+std::string tenancy_dir(const config::ServerConfig& c) {
+  return (std::filesystem::path(c.data.dir) / "tenancy").string();
+}
+
+StartSecrets start_secrets(tenancy::Tenancy& tenancy, const config::ServerConfig& c) {
+  serving::FirstStartSecrets shown = serving::bootstrap(tenancy, c.admin_token_path());
+  if (shown.demo_key)
+    say(std::string("first start: tenant '") + serving::kDemoTenant + "', API key (shown once): " + *shown.demo_key);
+  if (shown.admin_token) say("first start: admin token (shown once): " + *shown.admin_token);
+  std::optional<serving::AdminToken> admin = serving::AdminToken::load(c.admin_token_path());
+  if (!admin) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
+  return {std::move(shown), std::move(*admin)};
 }
 
 void announce_listener(const config::ServerConfig& c, const server::Server& http,

@@ -14,6 +14,7 @@
 #include "gateway/config/server_config.h"
 #include "gateway/server/server.h"
 #include "gateway/server/server_options.h"
+#include "gateway/serving/admin_token.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
 
@@ -36,8 +37,17 @@ serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc
 // ones: /admin, /metrics and /dashboard.
 std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& metrics);
 
-// The first start's demo key and admin token, shown once.
-void announce_secrets(const serving::FirstStartSecrets& secrets);
+// Where the tenancy store lives: <data.dir>/tenancy.
+std::string tenancy_dir(const config::ServerConfig& c);
+
+// What the first start makes and shows once (the demo key, the admin
+// token), made and shown now if this is the first start, and the admin
+// token's digest, which must exist by now.
+struct StartSecrets {
+  serving::FirstStartSecrets shown;
+  serving::AdminToken admin;
+};
+StartSecrets start_secrets(tenancy::Tenancy& tenancy, const config::ServerConfig& c);
 // The certificate, where it listens and a curl line to try it.
 void announce_listener(const config::ServerConfig& c, const server::Server& http,
                        const serving::FirstStartSecrets& secrets, const std::string& model_id);

@@ -1,10 +1,13 @@
-// The option table and the value rules of config_options.h. Each row binds
-// a TOML key and a flag to one ServerConfig field through bind<Section,
-// Field>, which converts between the field's C++ type and OptionValue; the
-// row's range is the only place a limit is written down.
+// The option table and the value rules of config_options.h. The table is
+// one constant array per config section (kServerOptions, kTlsOptions, ...),
+// joined in file order by all_options(). Each row binds a TOML key and a
+// flag to one ServerConfig field through bind<Section, Field>, which
+// converts between the field's C++ type and OptionValue; the row's range is
+// the only place a limit is written down.
 #include "gateway/config/config_options.h"
 
 #include <charconv>
+#include <iterator>
 #include <type_traits>
 
 #include "base/error.h"
@@ -70,7 +73,7 @@ void set_field(ServerConfig& c, const OptionValue& x) {
 }
 
 template <auto Section, auto Field>
-Option bind(Row r) {
+constexpr Option bind(Row r) {
   using T = std::decay_t<decltype(std::declval<ServerConfig&>().*Section.*Field)>;
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     r.max = std::min<int64_t>(r.max, std::numeric_limits<T>::max());
@@ -81,169 +84,207 @@ Option bind(Row r) {
 using C = ServerConfig;
 using K = OptionKind;
 
-std::vector<Option> build_table() {
-  return {
-      // [server]
-      bind<&C::server, &ServerSection::listen>(
-          {"server", "listen", "listen", K::kAddress, "HTTPS listen address, host:port (port 0: any free port)"}),
-      bind<&C::server, &ServerSection::plain_http>(
-          {"server", "plain_http", "plain-http", K::kBool, "also serve plain HTTP on plain_listen (off unless enabled)"}),
-      bind<&C::server, &ServerSection::plain_listen>(
-          {"server", "plain_listen", "plain-listen", K::kAddress, "plain HTTP listen address, used only with plain_http"}),
-      bind<&C::server, &ServerSection::io_threads>(
-          {"server", "io_threads", "io-threads", K::kInt, "threads running the I/O event loop", 1, 256}),
-      bind<&C::server, &ServerSection::max_connections>(
-          {"server", "max_connections", "max-connections", K::kInt,
-           "open connections at once; more are refused (needs ulimit -n above it)", 1, 1'000'000}),
-      bind<&C::server, &ServerSection::header_limit_bytes>(
-          {"server", "header_limit_bytes", "header-limit-bytes", K::kBytes,
-           "largest request header block; past it, 431", 1 * kKiB, 64 * kMiB}),
-      bind<&C::server, &ServerSection::body_limit_bytes>(
-          {"server", "body_limit_bytes", "body-limit-bytes", K::kBytes, "largest request body; past it, 413", 1,
-           4 * kGiB}),
-      bind<&C::server, &ServerSection::read_timeout_ms>(
-          {"server", "read_timeout_ms", "read-timeout-ms", K::kInt,
-           "time to receive a whole request once it starts; past it, 408 and close", 1, kDayMs}),
-      bind<&C::server, &ServerSection::idle_timeout_ms>(
-          {"server", "idle_timeout_ms", "idle-timeout-ms", K::kInt,
-           "how long a keep-alive connection may wait for its next request", 1, kDayMs}),
-      bind<&C::server, &ServerSection::write_timeout_ms>(
-          {"server", "write_timeout_ms", "write-timeout-ms", K::kInt,
-           "a write that makes no progress this long drops the client and cancels its request", 1, kDayMs}),
-      bind<&C::server, &ServerSection::shutdown_deadline_ms>(
-          {"server", "shutdown_deadline_ms", "shutdown-deadline-ms", K::kInt,
-           "after SIGTERM, time for requests in flight to finish before they are cancelled (0: cancel at once)", 0,
-           kDayMs}),
-      // [tls]
-      bind<&C::tls, &TlsSection::cert_file>(
-          {"tls", "cert_file", "tls-cert", K::kString,
-           "PEM certificate chain; with key_file, or neither: a self-signed pair in <data.dir>/tls/"}),
-      bind<&C::tls, &TlsSection::key_file>({"tls", "key_file", "tls-key", K::kString, "PEM private key of cert_file"}),
-      // [model]
-      bind<&C::model, &ModelSection::path>(
-          {"model", "path", "model", K::kString,
-           "GGUF model file (default: stories260K from $KVGATE_SHARED, else ../shared, relative to the working "
-           "directory)",
-           0, 0, false}),
-      bind<&C::model, &ModelSection::name>(
-          {"model", "name", "model-name", K::kString, "model id clients send; empty = the file name without .gguf"}),
-      bind<&C::model, &ModelSection::backend>(
-          {"model", "backend", "backend", K::kChoice, "auto (CUDA when built and a device exists, else CPU), cpu or cuda",
-           0, 0, true, kBackends}),
-      bind<&C::model, &ModelSection::block_size>(
-          {"model", "block_size", "block-size", K::kInt, "tokens per KV block; the prefix cache shares whole blocks", 1,
-           1024}),
-      bind<&C::model, &ModelSection::kv_budget_bytes>(
-          {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
-      bind<&C::model, &ModelSection::kv_type>(
-          {"model", "kv_type", "kv-type", K::kChoice,
-           "K/V element type: f32, f16 or bf16 (half the bytes per token, twice the tokens in the budget)", 0, 0, true,
-           kKvTypes}),
-      bind<&C::model, &ModelSection::gpu_memory_percent>(
-          {"model", "gpu_memory_percent", "gpu-memory-percent", K::kInt,
-           "a GPU backend's share of device memory, percent (vLLM's gpu_memory_utilization x 100): the KV pool "
-           "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone",
-           0, 100}),
-      bind<&C::model, &ModelSection::cuda_graphs>(
-          {"model", "cuda_graphs", "cuda-graphs", K::kBool,
-           "a GPU backend replays decode steps as CUDA graphs, one per padded batch size; false launches every "
-           "kernel from the host (vLLM's --enforce-eager)"}),
-      bind<&C::model, &ModelSection::max_step_tokens>(
-          {"model", "max_step_tokens", "max-step-tokens", K::kInt,
-           "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens}),
-      bind<&C::model, &ModelSection::max_running>(
-          {"model", "max_running", "max-running", K::kInt,
-           "sequences running at once (capped at max_step_tokens); 0 = as many as the KV budget holds", 0,
-           kMaxTokens}),
-      bind<&C::model, &ModelSection::chunked_prefill>(
-          {"model", "chunked_prefill", "chunked-prefill", K::kBool, "split long prompts across steps"}),
-      bind<&C::model, &ModelSection::prefix_cache>(
-          {"model", "prefix_cache", "prefix-cache", K::kBool, "reuse cached prompt prefixes within a tenant's scope"}),
-      bind<&C::model, &ModelSection::eviction_policy>(
-          {"model", "eviction_policy", "eviction-policy", K::kString,
-           "the KV cache's eviction policy, name[:key=value,...]: lru, s3fifo, cost or fair (changeable live through "
-           "the admin API)", 0, 0, false}),
-      bind<&C::model, &ModelSection::max_waiting>(
-          {"model", "max_waiting", "max-waiting", K::kInt,
-           "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens}),
-      // [limits]
-      bind<&C::limits, &LimitsSection::max_prompt_tokens>(
-          {"limits", "max_prompt_tokens", "max-prompt-tokens", K::kInt,
-           "longest prompt in tokens; past it, 400; 0 = the model's context", 0, kMaxTokens}),
-      bind<&C::limits, &LimitsSection::max_output_tokens>(
-          {"limits", "max_output_tokens", "max-output-tokens", K::kInt,
-           "largest max_tokens a request may ask for; past it, 400; 0 = the model's context", 0, kMaxTokens}),
-      // [kv_tiers]
-      bind<&C::kv_tiers, &KvTiersSection::host_bytes>(
-          {"kv_tiers", "host_bytes", "kv-host-bytes", K::kBytes,
-           "host memory for KV blocks below the device pool; 0 = no host tier", 0}),
-      bind<&C::kv_tiers, &KvTiersSection::host_policy>(
-          {"kv_tiers", "host_policy", "kv-host-policy", K::kString,
-           "the host tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
-      bind<&C::kv_tiers, &KvTiersSection::disk_bytes>(
-          {"kv_tiers", "disk_bytes", "kv-disk-bytes", K::kBytes,
-           "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier", 0}),
-      bind<&C::kv_tiers, &KvTiersSection::disk_policy>(
-          {"kv_tiers", "disk_policy", "kv-disk-policy", K::kString,
-           "the disk tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
-      bind<&C::kv_tiers, &KvTiersSection::move_aside_corrupt>(
-          {"kv_tiers", "move_aside_corrupt", "kv-move-aside-corrupt", K::kBool,
-           "a disk tier that will not open is renamed aside and a fresh one made, instead of refusing to start"}),
-      bind<&C::kv_tiers, &KvTiersSection::redis>(
-          {"kv_tiers", "redis", "kv-redis", K::kString,
-           "host:port of a Redis server the replicas share for KV blocks (size it with maxmemory and "
-           "maxmemory-policy allkeys-lru); empty = none"}),
-      bind<&C::kv_tiers, &KvTiersSection::redis_mode>(
-          {"kv_tiers", "redis_mode", "kv-redis-mode", K::kChoice,
-           "below_disk (read after the disk tier, written with it) or instead_of_disk (no disk tier)", 0, 0, true,
-           kRedisModes}),
-      bind<&C::kv_tiers, &KvTiersSection::redis_timeout_ms>(
-          {"kv_tiers", "redis_timeout_ms", "kv-redis-timeout-ms", K::kInt,
-           "connecting to Redis and each command at most this long; past it, a miss (counted)", 1, 60'000}),
-      bind<&C::kv_tiers, &KvTiersSection::redis_ttl_s>(
-          {"kv_tiers", "redis_ttl_s", "kv-redis-ttl-s", K::kInt,
-           "each block expires from Redis this long after its last write; 0 = only Redis's eviction", 0,
-           365LL * 24 * 3600}),
-      // [data]
-      bind<&C::data, &DataSection::dir>(
-          {"data", "dir", "data-dir", K::kString,
-           "the server's state: tenants, ledger, admin token, self-signed certificate", 0, 0, false}),
-      // [admin]
-      bind<&C::admin, &AdminSection::token_file>(
-          {"admin", "token_file", "admin-token-file", K::kString,
-           "where the admin token generated at first start is kept; empty = <data.dir>/admin-token"}),
-      // [metrics]
-      bind<&C::metrics, &MetricsSection::listen>(
-          {"metrics", "listen", "metrics-listen", K::kString,
-           "serve GET /metrics without a token on this plain-HTTP host:port; empty = on the API listener, "
-           "behind the admin token"}),
-      // [cluster]
-      bind<&C::cluster, &ClusterSection::block_events>(
-          {"cluster", "block_events", "block-events", K::kString,
-           "publish the KV tiers' block events for kvgate route on this ZeroMQ endpoint to bind (tcp://host:port, "
-           "ipc://path); empty = none"}),
-      bind<&C::cluster, &ClusterSection::internal_token_file>(
-          {"cluster", "internal_token_file", "internal-token-file", K::kString,
-           "be a replica of a kvgate route front: serve /internal/ to the front presenting the token in this file "
-           "(32+ printable characters) and refuse tenants' /v1 generation routes; empty = not a replica"}),
-      bind<&C::cluster, &ClusterSection::replicas>(
-          {"cluster", "replicas", "replicas", K::kString,
-           "kvgate route: the replicas' https:// URLs, comma-separated (--replica adds one)"}),
-      bind<&C::cluster, &ClusterSection::replica_ca>(
-          {"cluster", "replica_ca", "replica-ca", K::kString,
-           "kvgate route: a PEM bundle the replicas' TLS certificates chain to; empty = the system's trust store"}),
-      bind<&C::cluster, &ClusterSection::router>(
-          {"cluster", "router", "router", K::kString,
-           "kvgate route: the route policy, cache_aware, round_robin or random (with :key=value parameters)", 0, 0,
-           false}),
-      bind<&C::cluster, &ClusterSection::health_interval_ms>(
-          {"cluster", "health_interval_ms", "health-interval-ms", K::kInt,
-           "kvgate route: how often each replica is asked whether it is up", 50, kDayMs}),
-      // [log]
-      bind<&C::log, &LogSection::level>(
-          {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
-  };
+// [server]
+constexpr Option kServerOptions[] = {
+    bind<&C::server, &ServerSection::listen>(
+        {"server", "listen", "listen", K::kAddress, "HTTPS listen address, host:port (port 0: any free port)"}),
+    bind<&C::server, &ServerSection::plain_http>(
+        {"server", "plain_http", "plain-http", K::kBool, "also serve plain HTTP on plain_listen (off unless enabled)"}),
+    bind<&C::server, &ServerSection::plain_listen>(
+        {"server", "plain_listen", "plain-listen", K::kAddress, "plain HTTP listen address, used only with plain_http"}),
+    bind<&C::server, &ServerSection::io_threads>(
+        {"server", "io_threads", "io-threads", K::kInt, "threads running the I/O event loop", 1, 256}),
+    bind<&C::server, &ServerSection::max_connections>(
+        {"server", "max_connections", "max-connections", K::kInt,
+         "open connections at once; more are refused (needs ulimit -n above it)", 1, 1'000'000}),
+    bind<&C::server, &ServerSection::header_limit_bytes>(
+        {"server", "header_limit_bytes", "header-limit-bytes", K::kBytes,
+         "largest request header block; past it, 431", 1 * kKiB, 64 * kMiB}),
+    bind<&C::server, &ServerSection::body_limit_bytes>(
+        {"server", "body_limit_bytes", "body-limit-bytes", K::kBytes, "largest request body; past it, 413", 1,
+         4 * kGiB}),
+    bind<&C::server, &ServerSection::read_timeout_ms>(
+        {"server", "read_timeout_ms", "read-timeout-ms", K::kInt,
+         "time to receive a whole request once it starts; past it, 408 and close", 1, kDayMs}),
+    bind<&C::server, &ServerSection::idle_timeout_ms>(
+        {"server", "idle_timeout_ms", "idle-timeout-ms", K::kInt,
+         "how long a keep-alive connection may wait for its next request", 1, kDayMs}),
+    bind<&C::server, &ServerSection::write_timeout_ms>(
+        {"server", "write_timeout_ms", "write-timeout-ms", K::kInt,
+         "a write that makes no progress this long drops the client and cancels its request", 1, kDayMs}),
+    bind<&C::server, &ServerSection::shutdown_deadline_ms>(
+        {"server", "shutdown_deadline_ms", "shutdown-deadline-ms", K::kInt,
+         "after SIGTERM, time for requests in flight to finish before they are cancelled (0: cancel at once)", 0,
+         kDayMs}),
+};
+
+// [tls]
+constexpr Option kTlsOptions[] = {
+    bind<&C::tls, &TlsSection::cert_file>(
+        {"tls", "cert_file", "tls-cert", K::kString,
+         "PEM certificate chain; with key_file, or neither: a self-signed pair in <data.dir>/tls/"}),
+    bind<&C::tls, &TlsSection::key_file>({"tls", "key_file", "tls-key", K::kString, "PEM private key of cert_file"}),
+};
+
+// [model]
+constexpr Option kModelOptions[] = {
+    bind<&C::model, &ModelSection::path>(
+        {"model", "path", "model", K::kString,
+         "GGUF model file (default: stories260K from $KVGATE_SHARED, else ../shared, relative to the working "
+         "directory)",
+         0, 0, false}),
+    bind<&C::model, &ModelSection::name>(
+        {"model", "name", "model-name", K::kString, "model id clients send; empty = the file name without .gguf"}),
+    bind<&C::model, &ModelSection::backend>(
+        {"model", "backend", "backend", K::kChoice, "auto (CUDA when built and a device exists, else CPU), cpu or cuda",
+         0, 0, true, kBackends}),
+    bind<&C::model, &ModelSection::block_size>(
+        {"model", "block_size", "block-size", K::kInt, "tokens per KV block; the prefix cache shares whole blocks", 1,
+         1024}),
+    bind<&C::model, &ModelSection::kv_budget_bytes>(
+        {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
+    bind<&C::model, &ModelSection::kv_type>(
+        {"model", "kv_type", "kv-type", K::kChoice,
+         "K/V element type: f32, f16 or bf16 (half the bytes per token, twice the tokens in the budget)", 0, 0, true,
+         kKvTypes}),
+    bind<&C::model, &ModelSection::gpu_memory_percent>(
+        {"model", "gpu_memory_percent", "gpu-memory-percent", K::kInt,
+         "a GPU backend's share of device memory, percent (vLLM's gpu_memory_utilization x 100): the KV pool "
+         "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone",
+         0, 100}),
+    bind<&C::model, &ModelSection::cuda_graphs>(
+        {"model", "cuda_graphs", "cuda-graphs", K::kBool,
+         "a GPU backend replays decode steps as CUDA graphs, one per padded batch size; false launches every "
+         "kernel from the host (vLLM's --enforce-eager)"}),
+    bind<&C::model, &ModelSection::max_step_tokens>(
+        {"model", "max_step_tokens", "max-step-tokens", K::kInt,
+         "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens}),
+    bind<&C::model, &ModelSection::max_running>(
+        {"model", "max_running", "max-running", K::kInt,
+         "sequences running at once (capped at max_step_tokens); 0 = as many as the KV budget holds", 0,
+         kMaxTokens}),
+    bind<&C::model, &ModelSection::chunked_prefill>(
+        {"model", "chunked_prefill", "chunked-prefill", K::kBool, "split long prompts across steps"}),
+    bind<&C::model, &ModelSection::prefix_cache>(
+        {"model", "prefix_cache", "prefix-cache", K::kBool, "reuse cached prompt prefixes within a tenant's scope"}),
+    bind<&C::model, &ModelSection::eviction_policy>(
+        {"model", "eviction_policy", "eviction-policy", K::kString,
+         "the KV cache's eviction policy, name[:key=value,...]: lru, s3fifo, cost or fair (changeable live through "
+         "the admin API)", 0, 0, false}),
+    bind<&C::model, &ModelSection::max_waiting>(
+        {"model", "max_waiting", "max-waiting", K::kInt,
+         "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens}),
+};
+
+// [limits]
+constexpr Option kLimitsOptions[] = {
+    bind<&C::limits, &LimitsSection::max_prompt_tokens>(
+        {"limits", "max_prompt_tokens", "max-prompt-tokens", K::kInt,
+         "longest prompt in tokens; past it, 400; 0 = the model's context", 0, kMaxTokens}),
+    bind<&C::limits, &LimitsSection::max_output_tokens>(
+        {"limits", "max_output_tokens", "max-output-tokens", K::kInt,
+         "largest max_tokens a request may ask for; past it, 400; 0 = the model's context", 0, kMaxTokens}),
+};
+
+// [kv_tiers]
+constexpr Option kKvTiersOptions[] = {
+    bind<&C::kv_tiers, &KvTiersSection::host_bytes>(
+        {"kv_tiers", "host_bytes", "kv-host-bytes", K::kBytes,
+         "host memory for KV blocks below the device pool; 0 = no host tier", 0}),
+    bind<&C::kv_tiers, &KvTiersSection::host_policy>(
+        {"kv_tiers", "host_policy", "kv-host-policy", K::kString,
+         "the host tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
+    bind<&C::kv_tiers, &KvTiersSection::disk_bytes>(
+        {"kv_tiers", "disk_bytes", "kv-disk-bytes", K::kBytes,
+         "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier", 0}),
+    bind<&C::kv_tiers, &KvTiersSection::disk_policy>(
+        {"kv_tiers", "disk_policy", "kv-disk-policy", K::kString,
+         "the disk tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
+    bind<&C::kv_tiers, &KvTiersSection::move_aside_corrupt>(
+        {"kv_tiers", "move_aside_corrupt", "kv-move-aside-corrupt", K::kBool,
+         "a disk tier that will not open is renamed aside and a fresh one made, instead of refusing to start"}),
+    bind<&C::kv_tiers, &KvTiersSection::redis>(
+        {"kv_tiers", "redis", "kv-redis", K::kString,
+         "host:port of a Redis server the replicas share for KV blocks (size it with maxmemory and "
+         "maxmemory-policy allkeys-lru); empty = none"}),
+    bind<&C::kv_tiers, &KvTiersSection::redis_mode>(
+        {"kv_tiers", "redis_mode", "kv-redis-mode", K::kChoice,
+         "below_disk (read after the disk tier, written with it) or instead_of_disk (no disk tier)", 0, 0, true,
+         kRedisModes}),
+    bind<&C::kv_tiers, &KvTiersSection::redis_timeout_ms>(
+        {"kv_tiers", "redis_timeout_ms", "kv-redis-timeout-ms", K::kInt,
+         "connecting to Redis and each command at most this long; past it, a miss (counted)", 1, 60'000}),
+    bind<&C::kv_tiers, &KvTiersSection::redis_ttl_s>(
+        {"kv_tiers", "redis_ttl_s", "kv-redis-ttl-s", K::kInt,
+         "each block expires from Redis this long after its last write; 0 = only Redis's eviction", 0,
+         365LL * 24 * 3600}),
+};
+
+// [data]
+constexpr Option kDataOptions[] = {
+    bind<&C::data, &DataSection::dir>(
+        {"data", "dir", "data-dir", K::kString,
+         "the server's state: tenants, ledger, admin token, self-signed certificate", 0, 0, false}),
+};
+
+// [admin]
+constexpr Option kAdminOptions[] = {
+    bind<&C::admin, &AdminSection::token_file>(
+        {"admin", "token_file", "admin-token-file", K::kString,
+         "where the admin token generated at first start is kept; empty = <data.dir>/admin-token"}),
+};
+
+// [metrics]
+constexpr Option kMetricsOptions[] = {
+    bind<&C::metrics, &MetricsSection::listen>(
+        {"metrics", "listen", "metrics-listen", K::kString,
+         "serve GET /metrics without a token on this plain-HTTP host:port; empty = on the API listener, "
+         "behind the admin token"}),
+};
+
+// [cluster]
+constexpr Option kClusterOptions[] = {
+    bind<&C::cluster, &ClusterSection::block_events>(
+        {"cluster", "block_events", "block-events", K::kString,
+         "publish the KV tiers' block events for kvgate route on this ZeroMQ endpoint to bind (tcp://host:port, "
+         "ipc://path); empty = none"}),
+    bind<&C::cluster, &ClusterSection::internal_token_file>(
+        {"cluster", "internal_token_file", "internal-token-file", K::kString,
+         "be a replica of a kvgate route front: serve /internal/ to the front presenting the token in this file "
+         "(32+ printable characters) and refuse tenants' /v1 generation routes; empty = not a replica"}),
+    bind<&C::cluster, &ClusterSection::replicas>(
+        {"cluster", "replicas", "replicas", K::kString,
+         "kvgate route: the replicas' https:// URLs, comma-separated (--replica adds one)"}),
+    bind<&C::cluster, &ClusterSection::replica_ca>(
+        {"cluster", "replica_ca", "replica-ca", K::kString,
+         "kvgate route: a PEM bundle the replicas' TLS certificates chain to; empty = the system's trust store"}),
+    bind<&C::cluster, &ClusterSection::router>(
+        {"cluster", "router", "router", K::kString,
+         "kvgate route: the route policy, cache_aware, round_robin or random (with :key=value parameters)", 0, 0,
+         false}),
+    bind<&C::cluster, &ClusterSection::health_interval_ms>(
+        {"cluster", "health_interval_ms", "health-interval-ms", K::kInt,
+         "kvgate route: how often each replica is asked whether it is up", 50, kDayMs}),
+};
+
+// [log]
+constexpr Option kLogOptions[] = {
+    bind<&C::log, &LogSection::level>(
+        {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
+};
+// Every section's options, in the order of kTables: all_options() in file order.
+constexpr std::span<const Option> kSections[] = {kServerOptions, kTlsOptions,   kModelOptions,   kLimitsOptions,
+                                                  kKvTiersOptions, kDataOptions, kAdminOptions,   kMetricsOptions,
+                                                  kClusterOptions, kLogOptions};
+
+constexpr bool each_row_in_its_section() {
+  if (std::size(kSections) != std::size(kTables)) return false;
+  for (size_t i = 0; i < std::size(kSections); ++i)
+    for (const Option& o : kSections[i])
+      if (o.table != kTables[i]) return false;
+  return true;
 }
+static_assert(each_row_in_its_section(), "an option's table is the section it is listed in, in kTables' order");
 
 [[noreturn]] void bad_text(std::string_view text, std::string_view what) {
   std::string msg = "'";
@@ -274,7 +315,11 @@ std::string toml_string(std::string_view s) {
 std::string Option::name() const { return std::string(table).append(".").append(key); }
 
 std::span<const Option> all_options() {
-  static const std::vector<Option> table = build_table();
+  static const std::vector<Option> table = [] {
+    std::vector<Option> all;
+    for (std::span<const Option> section : kSections) all.insert(all.end(), section.begin(), section.end());
+    return all;
+  }();
   return table;
 }
 

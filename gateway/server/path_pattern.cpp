@@ -12,15 +12,15 @@ std::vector<std::string_view> path_segments(std::string_view path) {
   return parts;
 }
 
-bool match_path(std::string_view pattern, std::string_view path, std::vector<std::string_view>& params) {
-  const std::vector<std::string_view> want = path_segments(pattern);
-  const std::vector<std::string_view> got = path_segments(path);
-  if (want.size() != got.size()) return false;
+PathPattern::PathPattern(const char* pattern) : segments_(path_segments(pattern)) {}
+
+bool PathPattern::match(std::span<const std::string_view> path, std::vector<std::string_view>& params) const {
+  if (segments_.size() != path.size()) return false;
   params.clear();
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (want[i].starts_with('{') && want[i].ends_with('}'))
-      params.push_back(got[i]);
-    else if (want[i] != got[i])
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    if (segments_[i].starts_with('{') && segments_[i].ends_with('}'))
+      params.push_back(path[i]);
+    else if (segments_[i] != path[i])
       return false;
   }
   return true;

@@ -15,9 +15,11 @@
 //              admin/ (cli/ mounts admin/'s routes beside serving/'s);
 //              client/ (the HTTPS client) only itself and base/error.h
 //     cluster/ wire/ (the formats both ends share) nothing of gateway/
-//              outside it; route/ (the routing core) only itself, cache/
-//              and policies/; replica/ and front/ not each other: the two
-//              ends meet only in wire/
+//              outside it but json/; route/ (the routing core) only itself,
+//              cache/ and policies/; replica/ and front/ not each other: the
+//              two ends meet only in wire/
+//     json/    (typed reads of JSON fields, below openai/ and cluster/wire/)
+//              nothing of gateway/ outside it
 //     tools/   nothing of the server: only tools/, client/, cluster/route/,
 //              cache/, policies/ and base/error.h
 //   only gateway/cli/ (and gateway/main.cpp) includes gateway/cli/
@@ -75,8 +77,10 @@ std::optional<std::string> why_forbidden_in_gateway(const std::string& file, con
   if (starts_with(file, "gateway/client/") && !starts_with(target, "gateway/client/") && target != "base/error.h")
     return "gateway/client/ may use only base/error.h (nothing of the server)";
   if (starts_with(file, "gateway/cluster/wire/") && starts_with(target, "gateway/") &&
-      !starts_with(target, "gateway/cluster/wire/"))
-    return "gateway/cluster/wire/ is what both ends share: it uses nothing else of gateway/";
+      !under(target, {"gateway/cluster/wire/", "gateway/json/"}))
+    return "gateway/cluster/wire/ is what both ends share: it uses nothing else of gateway/ but gateway/json/";
+  if (starts_with(file, "gateway/json/") && starts_with(target, "gateway/") && !starts_with(target, "gateway/json/"))
+    return "gateway/json/ sits below openai/ and cluster/wire/: it uses nothing else of gateway/";
   if (starts_with(file, "gateway/cluster/route/") && !starts_with(target, "gateway/cluster/route/") &&
       !under(target, {"cache/", "policies/"}))
     return "gateway/cluster/route/ may use only cache/ and policies/";
@@ -293,6 +297,12 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"gateway/cluster/wire/x.cpp", "gateway/cluster/wire/event_wire.h", true},
       {"gateway/cluster/wire/x.cpp", "gateway/serving/pipeline.h", false},
       {"gateway/cluster/wire/x.cpp", "gateway/cluster/route/replica_index.h", false},
+      {"gateway/cluster/wire/x.cpp", "gateway/json/field_reader.h", true},
+      {"gateway/cluster/wire/x.cpp", "gateway/openai/json_fields.h", false},
+      {"gateway/openai/x.cpp", "gateway/json/field_reader.h", true},
+      {"gateway/json/x.cpp", "gateway/openai/api_error.h", false},
+      {"gateway/json/x.cpp", "gateway/cluster/wire/replica_wire.h", false},
+      {"gateway/json/x.cpp", "gateway/json/field_reader.h", true},
       {"gateway/cluster/replica/x.cpp", "gateway/cluster/wire/replica_wire.h", true},
       {"gateway/cluster/replica/x.cpp", "gateway/serving/pipeline.h", true},
       {"gateway/cluster/replica/x.cpp", "gateway/cluster/front/replica_set.h", false},

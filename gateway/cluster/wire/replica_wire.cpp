@@ -1,5 +1,6 @@
-// Invariants: every decoder reads each key of an object through Fields and
-// then calls Fields::done(), so a key it does not know is refused, never
+// Invariants: every decoder reads each key of an object through the shared
+// FieldReader (gateway/json/field_reader.h) under its exact convention and
+// then calls refuse_unread_keys(), so a key it does not know is refused, never
 // skipped; integers are range-checked before they are narrowed; a float
 // travels as the double it converts to exactly, so it comes back bit for bit.
 #include "gateway/cluster/wire/replica_wire.h"
@@ -13,150 +14,39 @@
 #include <cstdio>
 #include <limits>
 
+#include "gateway/json/field_reader.h"
+
 namespace kvgate::wire {
 namespace json = boost::json;
 namespace {
 
 [[noreturn]] void fail(const std::string& field, const std::string& what) { throw ReplicaWireError(field, what); }
 
-std::string join(std::string_view path, std::string_view key) {
-  std::string out(path);
-  if (!out.empty()) out += '.';
-  out.append(key);
-  return out;
+[[noreturn]] void wrong_type(const std::string& field, std::string_view expected, std::string_view got) {
+  fail(field, "expected " + std::string(expected) + ", got " + std::string(got));
 }
 
-std::string index_path(std::string_view path, size_t i) {
-  std::string out(path);
-  out.append("[").append(std::to_string(i)).append("]");
-  return out;
+[[noreturn]] void wrong_type(const std::string& field, std::string_view expected, const json::value& got) {
+  wrong_type(field, expected, json_fields::json_kind_name(got, json_fields::Convention::kExact));
 }
 
-const char* kind_name(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "a boolean";
-    case json::kind::int64:
-    case json::kind::uint64: return "an integer";
-    case json::kind::double_: return "a number with a fraction or exponent";
-    case json::kind::string: return "a string";
-    case json::kind::array: return "an array";
-    case json::kind::object: return "an object";
-  }
-  return "a value";
-}
-
-[[noreturn]] void wrong_type(const std::string& field, const char* expected, const json::value& got) {
-  std::string what = "expected ";
-  what.append(expected).append(", got ").append(kind_name(got));
-  fail(field, what);
-}
-
-int64_t read_integer(const json::value& v, const std::string& field, int64_t min, int64_t max) {
-  int64_t x = 0;
-  if (v.is_int64()) {
-    x = v.get_int64();
-  } else if (v.is_uint64()) {
-    std::string what = "out of range: ";
-    fail(field, what.append(std::to_string(v.get_uint64())));
-  } else {
-    wrong_type(field, "an integer", v);
-  }
-  if (x < min || x > max) {
-    std::string what = "out of range: ";
-    what.append(std::to_string(x)).append(" is not in [").append(std::to_string(min)).append(", ");
-    fail(field, what.append(std::to_string(max)).append("]"));
-  }
-  return x;
-}
-
-uint64_t read_unsigned(const json::value& v, const std::string& field) {
-  if (v.is_uint64()) return v.get_uint64();
-  if (v.is_int64()) {
-    if (v.get_int64() < 0) {
-      std::string what = "out of range: ";
-      fail(field, what.append(std::to_string(v.get_int64())).append(" is negative"));
-    }
-    return static_cast<uint64_t>(v.get_int64());
-  }
-  wrong_type(field, "an unsigned integer", v);
-}
-
-float read_float(const json::value& v, const std::string& field) {
-  double d = 0;
-  if (v.is_double())
-    d = v.get_double();
-  else if (v.is_int64())
-    d = static_cast<double>(v.get_int64());
-  else if (v.is_uint64())
-    d = static_cast<double>(v.get_uint64());
-  else
-    wrong_type(field, "a number", v);
-  if (!std::isfinite(d) || std::fabs(d) > FLT_MAX) fail(field, "out of range for a float");
-  return static_cast<float>(d);
-}
-
-Tokens read_tokens(const json::value& v, const std::string& field) {
-  if (!v.is_array()) wrong_type(field, "an array of token ids", v);
-  const json::array& a = v.get_array();
-  Tokens out;
-  out.reserve(a.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    out.push_back(static_cast<TokenId>(read_integer(a[i], index_path(field, i), 0, std::numeric_limits<TokenId>::max())));
-  return out;
-}
-
-json::value float_value(float f, const char* field) {
-  if (!std::isfinite(f)) fail(field, "not a finite number");
-  return static_cast<double>(f);  // exact; serialized as the shortest text that reads back to it
-}
-
-// An object's keys, each taken at most once; done() refuses any left over.
-class Fields {
+// The shared reader's faults as this wire names them: "sampling.top_k: expected an integer, got a string".
+class WireFieldErrors final : public json_fields::FieldErrors {
  public:
-  // `whole`: what a top-level value (path "") is called in an error.
-  Fields(const json::value& v, std::string path, const char* whole = "the body") : path_(std::move(path)) {
-    if (!v.is_object()) wrong_type(path_.empty() ? std::string(whole) : path_, "an object", v);
-    obj_ = &v.get_object();
+  [[noreturn]] void missing(const std::string& path) const override { fail(path, "missing"); }
+  [[noreturn]] void wrong_type(const std::string& path, std::string_view expected,
+                               std::string_view got) const override {
+    kvgate::wire::wrong_type(path, expected, got);
   }
-
-  const json::value& need(std::string_view key) {
-    const json::value* v = obj_->if_contains(key);
-    if (!v) fail(at(key), "missing");
-    asked_.push_back(key);
-    return *v;
+  [[noreturn]] void bad_value(const std::string& path, std::string_view why) const override {
+    fail(path, std::string(why));
   }
-  std::string at(std::string_view key) const { return join(path_, key); }
-
-  int64_t integer(std::string_view key, int64_t min, int64_t max) { return read_integer(need(key), at(key), min, max); }
-  int32_t i32(std::string_view key, int32_t min = std::numeric_limits<int32_t>::min()) {
-    return static_cast<int32_t>(integer(key, min, std::numeric_limits<int32_t>::max()));
-  }
-  uint64_t u64(std::string_view key) { return read_unsigned(need(key), at(key)); }
-  float f32(std::string_view key) { return read_float(need(key), at(key)); }
-  bool boolean(std::string_view key) {
-    const json::value& v = need(key);
-    if (!v.is_bool()) wrong_type(at(key), "a boolean", v);
-    return v.get_bool();
-  }
-  std::string string(std::string_view key) {
-    const json::value& v = need(key);
-    if (!v.is_string()) wrong_type(at(key), "a string", v);
-    return std::string(v.get_string());
-  }
-  Tokens tokens(std::string_view key) { return read_tokens(need(key), at(key)); }
-
-  // Every key was asked for: anything else is one this build does not know.
-  void done() const {
-    for (const auto& kv : *obj_)
-      if (std::find(asked_.begin(), asked_.end(), kv.key()) == asked_.end()) fail(at(kv.key()), "unknown key");
-  }
-
- private:
-  std::string path_;
-  const json::object* obj_ = nullptr;
-  std::vector<std::string_view> asked_;  // views of the caller's literals
 };
+
+constinit const WireFieldErrors kWireFieldErrors;
+
+using json_fields::FieldReader;
+using json_fields::index_path;
 
 json::value parse_json(std::string_view text, const char* what) {
   boost::system::error_code ec;
@@ -166,6 +56,40 @@ json::value parse_json(std::string_view text, const char* what) {
     fail(what, msg.append(ec.message()).append(")"));
   }
   return v;
+}
+
+// A reader of the object a body or line holds; `whole` names it in errors.
+FieldReader top_fields(const json::value& v, const char* whole) {
+  if (!v.is_object()) wrong_type(whole, "an object", v);
+  return FieldReader(v.get_object(), "", kWireFieldErrors, json_fields::Convention::kExact);
+}
+
+Tokens read_tokens(const FieldReader& f, std::string_view key) {
+  const json::value& v = f.need(key);
+  const std::string field = f.path(key);
+  if (!v.is_array()) wrong_type(field, "an array of token ids", v);
+  const json::array& a = v.get_array();
+  Tokens out;
+  out.reserve(a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    out.push_back(static_cast<TokenId>(f.integer_in(a[i], index_path(field, i), 0, std::numeric_limits<TokenId>::max())));
+  return out;
+}
+
+int32_t read_i32(const FieldReader& f, std::string_view key, int32_t min = std::numeric_limits<int32_t>::min()) {
+  return static_cast<int32_t>(f.need_integer(key, min, std::numeric_limits<int32_t>::max()));
+}
+
+// A float travels as the double it converts to exactly.
+float read_float(const FieldReader& f, std::string_view key) {
+  const double d = f.need_number(key);
+  if (std::fabs(d) > FLT_MAX) fail(f.path(key), "out of range for a float");
+  return static_cast<float>(d);
+}
+
+json::value float_value(float f, const char* field) {
+  if (!std::isfinite(f)) fail(field, "not a finite number");
+  return static_cast<double>(f);  // exact; serialized as the shortest text that reads back to it
 }
 
 // The ids a request carries: negative ones are refused at both ends.
@@ -259,27 +183,27 @@ std::string encode_replica_call(const Request& r, const Submitter& who) {
 
 ReplicaCall parse_replica_call(std::string_view body) {
   const json::value v = parse_json(body, "");
-  Fields f(v, "");
+  const FieldReader f = top_fields(v, "the body");
   ReplicaCall c;
   Request& r = c.request;
-  r.prompt = f.tokens("prompt");
-  r.scope = parse_hex128(f.string("scope"), "scope");
-  c.who.tenant = f.u64("tenant");
-  c.who.priority = f.i32("priority");
-  c.who.cache_quota_blocks = f.integer("cache_quota_blocks", 0, std::numeric_limits<int64_t>::max());
-  r.max_tokens = f.i32("max_tokens", 0);
-  r.ignore_eos = f.boolean("ignore_eos");
-  r.use_cache = f.boolean("use_cache");
-  r.cache_salt = f.string("cache_salt");
-  r.pin_ttl = std::chrono::seconds(f.integer("pin_ttl_s", 0, std::numeric_limits<int64_t>::max()));
-  r.stop_ids = f.tokens("stop_ids");
-  Fields s(f.need("sampling"), "sampling");
-  r.sampling.temperature = s.f32("temperature");
-  r.sampling.top_k = s.i32("top_k");
-  r.sampling.top_p = s.f32("top_p");
-  r.sampling.seed = s.u64("seed");
-  s.done();
-  f.done();
+  r.prompt = read_tokens(f, "prompt");
+  r.scope = parse_hex128(f.need_string("scope"), "scope");
+  c.who.tenant = f.need_unsigned("tenant");
+  c.who.priority = read_i32(f, "priority");
+  c.who.cache_quota_blocks = f.need_integer("cache_quota_blocks", 0, std::numeric_limits<int64_t>::max());
+  r.max_tokens = read_i32(f, "max_tokens", 0);
+  r.ignore_eos = f.need_boolean("ignore_eos");
+  r.use_cache = f.need_boolean("use_cache");
+  r.cache_salt = f.need_string("cache_salt");
+  r.pin_ttl = std::chrono::seconds(f.need_integer("pin_ttl_s", 0, std::numeric_limits<int64_t>::max()));
+  r.stop_ids = read_tokens(f, "stop_ids");
+  const FieldReader s = f.need_object("sampling");
+  r.sampling.temperature = read_float(s, "temperature");
+  r.sampling.top_k = read_i32(s, "top_k");
+  r.sampling.top_p = read_float(s, "top_p");
+  r.sampling.seed = s.need_unsigned("seed");
+  s.refuse_unread_keys();
+  f.refuse_unread_keys();
   return c;
 }
 
@@ -368,10 +292,10 @@ void ReplicaStreamReader::split(std::string_view bytes, SteadyClock::time_point 
 void ReplicaStreamReader::line(std::string_view text, SteadyClock::time_point now) {
   if (done_) fail("", "a line after the done line");
   const json::value v = parse_json(text, "the response line");
-  Fields top(v, "", "the response line");
+  const FieldReader top = top_fields(v, "the response line");
   if (v.get_object().contains("tokens")) {
-    const Tokens ids = top.tokens("tokens");
-    top.done();
+    const Tokens ids = read_tokens(top, "tokens");
+    top.refuse_unread_keys();
     if (ids.empty()) fail("tokens", "an empty array");
     for (TokenId id : ids) {
       output_.push_back(id);
@@ -380,38 +304,38 @@ void ReplicaStreamReader::line(std::string_view text, SteadyClock::time_point no
     }
     return;
   }
-  Fields d(top.need("done"), "done");
-  top.done();
+  const FieldReader d = top.need_object("done");
+  top.refuse_unread_keys();
   Completion c;
-  Fields r(d.need("result"), "done.result");
+  const FieldReader r = d.need_object("result");
   RequestResult& res = c.result;
-  res.finish = parse_finish(r.string("finish"), "done.result.finish");
-  res.prompt_tokens = r.i32("prompt_tokens", 0);
-  res.cached_tokens = r.i32("cached_tokens", 0);
-  res.cached_device_tokens = r.i32("cached_device_tokens", 0);
-  res.cached_host_tokens = r.i32("cached_host_tokens", 0);
-  res.cached_disk_tokens = r.i32("cached_disk_tokens", 0);
-  res.fresh_prefill_tokens = r.i32("fresh_prefill_tokens", 0);
-  res.cache_written_tokens = r.i32("cache_written_tokens", 0);
-  res.preemptions = r.i32("preemptions", 0);
-  res.recomputed_tokens = r.i32("recomputed_tokens", 0);
-  res.resumed_restored_tokens = r.i32("resumed_restored_tokens", 0);
-  res.pinned_tokens = r.i32("pinned_tokens", 0);
-  res.pin_refused = r.boolean("pin_refused");
-  r.done();
-  c.error = d.string("error");
-  Fields t(d.need("timing"), "done.timing");
+  res.finish = parse_finish(r.need_string("finish"), "done.result.finish");
+  res.prompt_tokens = read_i32(r, "prompt_tokens", 0);
+  res.cached_tokens = read_i32(r, "cached_tokens", 0);
+  res.cached_device_tokens = read_i32(r, "cached_device_tokens", 0);
+  res.cached_host_tokens = read_i32(r, "cached_host_tokens", 0);
+  res.cached_disk_tokens = read_i32(r, "cached_disk_tokens", 0);
+  res.fresh_prefill_tokens = read_i32(r, "fresh_prefill_tokens", 0);
+  res.cache_written_tokens = read_i32(r, "cache_written_tokens", 0);
+  res.preemptions = read_i32(r, "preemptions", 0);
+  res.recomputed_tokens = read_i32(r, "recomputed_tokens", 0);
+  res.resumed_restored_tokens = read_i32(r, "resumed_restored_tokens", 0);
+  res.pinned_tokens = read_i32(r, "pinned_tokens", 0);
+  res.pin_refused = r.need_boolean("pin_refused");
+  r.refuse_unread_keys();
+  c.error = d.need_string("error");
+  const FieldReader t = d.need_object("timing");
   constexpr int64_t kMaxUs = std::numeric_limits<int64_t>::max();
-  const int64_t admitted_us = t.integer("admitted_us", -1, kMaxUs);
-  t.integer("first_token_us", -1, kMaxUs);  // the front's own clock says when tokens came
-  t.integer("finished_us", -1, kMaxUs);
+  const int64_t admitted_us = t.need_integer("admitted_us", -1, kMaxUs);
+  t.need_integer("first_token_us", -1, kMaxUs);  // the front's own clock says when tokens came
+  t.need_integer("finished_us", -1, kMaxUs);
   RequestTiming& tm = c.timing;
-  tm.arrival_step = t.integer("arrival_step", -1, std::numeric_limits<int64_t>::max());
-  tm.admitted_step = t.integer("admitted_step", -1, std::numeric_limits<int64_t>::max());
-  tm.first_token_step = t.integer("first_token_step", -1, std::numeric_limits<int64_t>::max());
-  tm.finished_step = t.integer("finished_step", -1, std::numeric_limits<int64_t>::max());
-  t.done();
-  d.done();
+  tm.arrival_step = t.need_integer("arrival_step", -1, std::numeric_limits<int64_t>::max());
+  tm.admitted_step = t.need_integer("admitted_step", -1, std::numeric_limits<int64_t>::max());
+  tm.first_token_step = t.need_integer("first_token_step", -1, std::numeric_limits<int64_t>::max());
+  tm.finished_step = t.need_integer("finished_step", -1, std::numeric_limits<int64_t>::max());
+  t.refuse_unread_keys();
+  d.refuse_unread_keys();
 
   // On the front's clock: what it saw, and the replica's queueing offset
   // placed between arrival and the first thing the front saw after it.
@@ -458,29 +382,29 @@ std::string encode_replica_info(const ReplicaInfo& info) {
 
 ReplicaInfo parse_replica_info(std::string_view body) {
   const json::value v = parse_json(body, "");
-  Fields f(v, "");
+  const FieldReader f = top_fields(v, "the body");
   ReplicaInfo info;
-  info.model = f.string("model");
-  Fields id(f.need("identity"), "identity");
-  info.identity.model = parse_hex128(id.string("model_fingerprint"), "identity.model_fingerprint");
-  info.identity.n_layers = id.i32("n_layers");
-  info.identity.n_kv_heads = id.i32("n_kv_heads");
-  info.identity.head_dim = id.i32("head_dim");
-  info.identity.kv_type = static_cast<uint8_t>(id.integer("kv_type", 0, std::numeric_limits<uint8_t>::max()));
-  info.identity.block_size = id.i32("block_size");
+  info.model = f.need_string("model");
+  const FieldReader id = f.need_object("identity");
+  info.identity.model = parse_hex128(id.need_string("model_fingerprint"), "identity.model_fingerprint");
+  info.identity.n_layers = read_i32(id, "n_layers");
+  info.identity.n_kv_heads = read_i32(id, "n_kv_heads");
+  info.identity.head_dim = read_i32(id, "head_dim");
+  info.identity.kv_type = static_cast<uint8_t>(id.need_integer("kv_type", 0, std::numeric_limits<uint8_t>::max()));
+  info.identity.block_size = read_i32(id, "block_size");
   info.identity.hash_scheme =
-      static_cast<uint32_t>(id.integer("hash_scheme", 0, std::numeric_limits<uint32_t>::max()));
-  id.done();
-  info.prefix_cache = f.boolean("prefix_cache");
-  Fields b(f.need("bounds"), "bounds");
-  info.bounds.context_length = b.i32("context_length");
-  info.bounds.vocab_size = b.i32("vocab_size");
-  info.bounds.block_size = b.i32("block_size");
-  info.bounds.pool_blocks = b.i32("pool_blocks");
-  b.done();
-  info.block_events = f.string("block_events");
-  info.outstanding = f.integer("outstanding", 0, std::numeric_limits<int64_t>::max());
-  f.done();
+      static_cast<uint32_t>(id.need_integer("hash_scheme", 0, std::numeric_limits<uint32_t>::max()));
+  id.refuse_unread_keys();
+  info.prefix_cache = f.need_boolean("prefix_cache");
+  const FieldReader b = f.need_object("bounds");
+  info.bounds.context_length = read_i32(b, "context_length");
+  info.bounds.vocab_size = read_i32(b, "vocab_size");
+  info.bounds.block_size = read_i32(b, "block_size");
+  info.bounds.pool_blocks = read_i32(b, "pool_blocks");
+  b.refuse_unread_keys();
+  info.block_events = f.need_string("block_events");
+  info.outstanding = f.need_integer("outstanding", 0, std::numeric_limits<int64_t>::max());
+  f.refuse_unread_keys();
   return info;
 }
 

@@ -256,6 +256,35 @@ TEST(ReplicaWire, OutOfRangeValuesAndUnknownKeysAreRefusedByName) {
   EXPECT_THROW(parse_replica_call(""), ReplicaWireError);
 }
 
+// What an operator reads in a replica's 400: the field, then what is wrong with it.
+TEST(ReplicaWire, EachRefusalSaysWhatIsWrongWithTheField) {
+  Request r;
+  r.prompt = {1, 2};
+  r.scope = cache::ScopeId{3, 4};
+  const json::value good = json::parse(encode_replica_call(r, {}));
+  const auto message = [&](std::string_view path, const json::value* value) {
+    json::value body = good;
+    if (value)
+      at_path(body, path) = *value;
+    else
+      erase_path(body, path);
+    try {
+      parse_replica_call(json::serialize(body));
+    } catch (const ReplicaWireError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  const json::value seven("seven"), null_value(nullptr), fraction(2.0), big(int64_t{1} << 31), one(1), minus(-1);
+  EXPECT_EQ(message("tenant", nullptr), "tenant: missing");
+  EXPECT_EQ(message("sampling.top_k", &seven), "sampling.top_k: expected an integer, got a string");
+  EXPECT_EQ(message("cache_salt", &null_value), "cache_salt: expected a string, got null");
+  EXPECT_EQ(message("max_tokens", &fraction), "max_tokens: expected an integer, got a number with a fraction or exponent");
+  EXPECT_EQ(message("max_tokens", &big), "max_tokens: out of range: 2147483648 is not in [0, 2147483647].");
+  EXPECT_EQ(message("tenant", &minus), "tenant: out of range: -1 is negative.");
+  EXPECT_EQ(message("sampling.extra", &one), "sampling.extra: unknown key.");
+}
+
 // ---- the response stream
 
 Completion sample_completion() {
