@@ -1,44 +1,23 @@
 // Reply's order of steps, its 500 and abort on drop, and on_close's
-// once-only rule, against a recording target (no socket).
+// once-only rule, against a ReplyRecorder (no socket).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
-#include "base/mutex.h"
 #include "gateway/server/reply.h"
 #include "gateway/server/reply_state.h"
+#include "tests/gateway/server/reply_recorder.h"
 
 namespace kvgate::server {
 namespace {
 
-class Recorder : public ReplyTarget {
- public:
-  void deliver(uint64_t exchange, ReplyEvent event) override {
-    MutexLock lock(mu_);
-    exchanges_.push_back(exchange);
-    events_.push_back(std::move(event));
-  }
-  std::vector<ReplyEvent> events() {
-    MutexLock lock(mu_);
-    return events_;
-  }
-  std::vector<uint64_t> exchanges() {
-    MutexLock lock(mu_);
-    return exchanges_;
-  }
-
- private:
-  Mutex mu_;
-  std::vector<ReplyEvent> events_ ABSL_GUARDED_BY(mu_);
-  std::vector<uint64_t> exchanges_ ABSL_GUARDED_BY(mu_);
-};
-
+using kvgate::server::testing::ReplyRecorder;
 using Kind = ReplyEvent::Kind;
 
 TEST(Reply, SendOnceThenRefused) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   {
     Reply r(rec, 7);
     EXPECT_FALSE(r.responded());
@@ -58,7 +37,7 @@ TEST(Reply, SendOnceThenRefused) {
 }
 
 TEST(Reply, StreamSteps) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   {
     Reply r(rec, 1);
     EXPECT_FALSE(r.write("early"));
@@ -80,7 +59,7 @@ TEST(Reply, StreamSteps) {
 }
 
 TEST(Reply, DroppedWithoutResponseIs500) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   {
     Reply r(rec, 1);
     Reply copy = r;  // copies share the response: only the last one's drop counts
@@ -95,7 +74,7 @@ TEST(Reply, DroppedWithoutResponseIs500) {
 }
 
 TEST(Reply, DroppedMidStreamAborts) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   {
     Reply r(rec, 1);
     r.start_stream(200, {});
@@ -107,7 +86,7 @@ TEST(Reply, DroppedMidStreamAborts) {
 }
 
 TEST(Reply, MalformedResponseBecomes500) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   Reply r(rec, 1);
   EXPECT_FALSE(r.send(200, {{"X-Evil", "a\r\nSet-Cookie: x"}}, "body"));
   EXPECT_FALSE(r.send(200, {}, "second"));
@@ -121,7 +100,7 @@ TEST(Reply, MalformedResponseBecomes500) {
 }
 
 TEST(Reply, OnCloseRunsOnceWhenClientLeaves) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   Reply r(rec, 1);
   int runs = 0;
   r.on_close([&] { ++runs; });
@@ -138,7 +117,7 @@ TEST(Reply, OnCloseRunsOnceWhenClientLeaves) {
 }
 
 TEST(Reply, OnCloseNeverRunsAfterTheResponseIsWritten) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   Reply r(rec, 1);
   int runs = 0;
   r.on_close([&] { ++runs; });
@@ -151,7 +130,7 @@ TEST(Reply, OnCloseNeverRunsAfterTheResponseIsWritten) {
 }
 
 TEST(Reply, ThrowingOnCloseIsContained) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   Reply r(rec, 1);
   r.on_close([] { throw std::runtime_error("boom"); });
   r.send(200, {}, "x");
@@ -159,7 +138,7 @@ TEST(Reply, ThrowingOnCloseIsContained) {
 }
 
 TEST(Reply, ConcurrentWritersKeepEachWriteWhole) {
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   {
     Reply r(rec, 1);
     r.start_stream(200, {});
@@ -183,7 +162,7 @@ TEST(Reply, ConcurrentWritersKeepEachWriteWhole) {
 TEST(Reply, GoneTargetDropsEverything) {
   Reply r;
   {
-    auto rec = std::make_shared<Recorder>();
+    auto rec = std::make_shared<ReplyRecorder>();
     r = Reply(rec, 1);
   }
   EXPECT_TRUE(r.send(200, {}, "nobody listens"));  // accepted, and dropped

@@ -16,6 +16,7 @@
 
 #include "base/mutex.h"
 #include "gateway/server/server.h"
+#include "tests/gateway/server/reply_recorder.h"  // kWait
 #include "tests/gateway/server/test_client.h"
 #include "tests/temp_dir.h"
 
@@ -23,8 +24,6 @@ namespace kvgate::server::testing {
 
 using namespace std::chrono_literals;
 using kvgate::testing::TempDir;
-
-inline constexpr auto kWait = 20s;  // a failure guard, never an expectation
 
 template <class Pred>
 bool eventually(Pred pred) {

@@ -27,6 +27,8 @@
 #include "gateway/cluster/replica/block_event_publisher.h"
 #include "gateway/cluster/wire/replica_wire.h"
 #include "tests/engine/test_models.h"
+#include "tests/gateway/server/reply_recorder.h"
+#include "tests/gateway/server/test_request.h"
 #include "tests/temp_dir.h"
 
 namespace kvgate::replica {
@@ -35,47 +37,10 @@ namespace {
 namespace json = boost::json;
 using server::ReplyEvent;
 using Kind = ReplyEvent::Kind;
+using server::testing::header;
+using server::testing::ReplyRecorder;
 
 const std::string kToken = "0123456789abcdef0123456789abcdef-front";
-
-// Records a reply's events and lets a test wait for its end.
-class Recorder : public server::ReplyTarget {
- public:
-  void deliver(uint64_t, ReplyEvent e) override {
-    {
-      MutexLock lock(mu_);
-      events_.push_back(std::move(e));
-    }
-    cv_.notify_all();
-  }
-  // Waits until the response is complete (kSend or kFinish) or, with
-  // at_least > 0, that many events came.
-  std::vector<ReplyEvent> wait(size_t at_least = 0) {
-    MutexLock lock(mu_);
-    while (!ended() && (at_least == 0 || events_.size() < at_least)) cv_.wait(mu_);
-    return events_;
-  }
-  std::string body() {
-    std::string b;
-    for (const ReplyEvent& e : wait())
-      if (e.kind == Kind::kSend || e.kind == Kind::kWrite) b += e.body;
-    return b;
-  }
-
- private:
-  bool ended() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !events_.empty() && (events_.back().kind == Kind::kSend || events_.back().kind == Kind::kFinish ||
-                                events_.back().kind == Kind::kAbort);
-  }
-  Mutex mu_;
-  CondVar cv_;
-  std::vector<ReplyEvent> events_ ABSL_GUARDED_BY(mu_);
-};
-
-std::string header(const ReplyEvent& e, std::string_view name) {
-  const auto v = server::find_header(e.headers, name);
-  return v ? std::string(*v) : std::string();
-}
 
 class InternalApiTest : public ::testing::Test {
  protected:
@@ -106,17 +71,12 @@ class InternalApiTest : public ::testing::Test {
 
   server::HttpRequest http(std::string method, std::string_view path, std::string body = {},
                            std::optional<std::string> bearer = kToken) {
-    server::HttpRequest req;
-    req.method = std::move(method);
-    req.target = std::string(path);
-    req.body = std::move(body);
-    if (bearer) req.headers.push_back({"Authorization", "Bearer " + *bearer});
-    return req;
+    return server::testing::test_request(std::move(method), path, std::move(body), std::move(bearer));
   }
 
   // Calls the route; the reply and its recorder stay with the caller.
-  std::shared_ptr<Recorder> call(const server::HttpRequest& req, server::Reply* keep = nullptr) {
-    auto rec = std::make_shared<Recorder>();
+  std::shared_ptr<ReplyRecorder> call(const server::HttpRequest& req, server::Reply* keep = nullptr) {
+    auto rec = std::make_shared<ReplyRecorder>();
     server::Reply reply(rec, 1);
     (*api_)(req, reply);
     if (keep) *keep = reply;
@@ -253,7 +213,7 @@ TEST_F(InternalApiTest, AFrontThatGoesAwayCancelsItsRequestAndFreesItsBlocks) {
   // so the cancel cannot race a fast engine to the request's end.
   Request r = request(prompt_, 400);
   r.ignore_eos = true;
-  auto rec = std::make_shared<Recorder>();
+  auto rec = std::make_shared<ReplyRecorder>();
   server::Reply reply(rec, 1);
   reply.state()->connection_closed();
   (*api_)(http("POST", wire::kReplicaGeneratePath, wire::encode_replica_call(r, {})), reply);
