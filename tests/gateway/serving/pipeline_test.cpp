@@ -15,43 +15,15 @@
 #include <memory>
 #include <string>
 
-#include "engine/cpu/cpu_backend.h"
-#include "engine/model/model.h"
-#include "engine/model/model_fingerprint.h"
-#include "gateway/serving/bootstrap.h"
 #include "gateway/serving/tenant_identity.h"
-#include "tests/engine/test_models.h"
+#include "tests/gateway/serving/pipeline_fixture.h"
 #include "tests/gateway/serving/recording_sink.h"
-#include "tests/temp_dir.h"
 
 namespace kvgate::serving {
 namespace {
 
-class PipelineTest : public ::testing::Test {
+class PipelineTest : public testing::PipelineFixture {
  protected:
-  void SetUp() override {
-    model_ = kvgate::testing::stories();
-    tokenizer_ = Tokenizer::from_gguf(model_->file());
-    BackendOptions bo;
-    bo.kv_budget_bytes = kv_budget_for_blocks(model_->config(), KvType::kF32, bo.block_size, 256);
-    SchedulerOptions so;
-    so.model = model_fingerprint(*model_, KvLayout{KvType::kF32});
-    so.eos = tokenizer_->eos();
-    engine_ = std::make_unique<Engine>(make_cpu_backend(model_, bo), std::move(so), EngineOptions{.max_outstanding = 8});
-    tenancy_ = std::make_unique<tenancy::Tenancy>(dir_.sub("store"));
-    tenancy_->tenants().put_plan(tenancy::PricePlan::with_default_cached("p", 1'000'000, 2'000'000));
-    pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, durable_, metrics_);
-  }
-  void TearDown() override { engine_->shutdown(); }
-
-  tenancy::Principal tenant(const std::string& id, tenancy::QuotaLimits q = {}) {
-    tenancy::NewTenant n;
-    n.id = id, n.plan_id = "p", n.quotas = q;
-    tenancy_->tenants().create(n);
-    const std::string key = tenancy_->keys().create(id, "test").plaintext;
-    return *tenancy_->authenticate(key);
-  }
-
   ServeRequest request(const tenancy::Principal& who, const std::string& prompt, int32_t max_tokens) {
     ServeRequest r;
     r.who = who;
@@ -83,17 +55,7 @@ class PipelineTest : public ::testing::Test {
     return s;
   }
 
-  const std::string long_prompt_ =
-      "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine with "
-      "her dog and her friends, and every day she went to the park to look at the flowers and the birds.";
-  kvgate::testing::TempDir dir_;
-  std::shared_ptr<const Model> model_;
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<tenancy::Tenancy> tenancy_;
-  BlockingPool durable_;
-  ServingMetrics metrics_{"stories260K", 0};
-  std::unique_ptr<Pipeline> pipeline_;
+  const std::string long_prompt_ = testing::kStoryPrompt;
   int n_ = 0;
 };
 
