@@ -196,6 +196,9 @@ void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
     return (this->*r.answer)(call);
   }
   if (!engine_ && is_cache_path(path)) not_on_a_front(req.path());
+  // A known path with another method is 405, as on every other route.
+  for (const Route& r : kRoutes)
+    if (r.pattern.match(path, call.params)) throw openai::method_not_allowed(req.method, req.path());
   throw openai::route_not_found(req.method, req.path());
 }
 

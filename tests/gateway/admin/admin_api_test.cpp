@@ -160,6 +160,28 @@ TEST_F(AdminApiTest, EachMethodAndPathPatternReachesItsOwnHandler) {
                            "missing_required_parameter", "prompt"));
 }
 
+// As on every other route (docs/gateway.md's error table): a path no row
+// of the table has is 404, a path a row has with another method is 405.
+TEST_F(AdminApiTest, AnUnknownPathIs404AndAKnownPathWithAnotherMethod405) {
+  EXPECT_TRUE(is_api_error(call("GET", "/admin/nothing"), 404, "invalid_request_error", "unknown_url"));
+  EXPECT_TRUE(is_api_error(call("GET", "/admin/tenants/" + id_ + "/nothing"), 404, "invalid_request_error",
+                           "unknown_url"));
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"DELETE", "/admin/tenants"},
+           {"PUT", "/admin/tenants/" + id_},
+           {"GET", "/admin/tenants/" + id_ + "/keys/key_x"},
+           {"POST", "/admin/usage"},
+           {"GET", "/admin/cache/purge"},
+           {"POST", "/admin/policy"},
+           {"GET", "/admin/tenants/" + id_ + "/cache/pins"}}) {
+    const ReplyEvent e = call(method, target);
+    EXPECT_TRUE(is_api_error(e, 405, "invalid_request_error", "method_not_allowed")) << method << " " << target;
+  }
+  EXPECT_EQ(tenancy().tenants().get(id_).status, tenancy::TenantStatus::kActive) << "a refused call changes nothing";
+  const ReplyEvent front = call(*make_api(nullptr), "DELETE", "/admin/cache");
+  EXPECT_TRUE(is_api_error(front, 404, "not_found_error", "not_found")) << "a front has no cache routes at all";
+}
+
 TEST_F(AdminApiTest, AKeyIsShownOnceAndRevokingOrRotatingItTakesEffectAtOnce) {
   const std::string base = "/admin/tenants/" + id_ + "/keys";
   const json::value issued = ok("POST", base, R"({"label":"deploy"})", 201);
