@@ -241,6 +241,7 @@ void AdminApi::update_tenant(const Call& c) {
 }
 
 void AdminApi::list_keys(const Call& c) {
+  (void)tenancy_.tenants().get(c.params[0]);  // 404 for an unknown tenant, not an empty list
   json::array out;
   for (const tenancy::ApiKeyInfo& k : tenancy_.keys().list(c.params[0])) out.push_back(key_json(k));
   serving::send_json(c.reply, 200, {{"object", "list"}, {"data", std::move(out)}});

@@ -239,6 +239,21 @@ TEST_F(AdminApiTest, BadCallsAreStatusesInOpenAisErrorShapeNamingTheField) {
                            "not_found_error", "not_found"));
 }
 
+// A mistyped tenant id must not read as a tenant without keys: like its
+// usage (/admin/usage), an unknown tenant's keys are 404.
+TEST_F(AdminApiTest, TheKeysOfAnUnknownTenantAre404NotAnEmptyList) {
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/admin/tenants/nobody-here/keys"},
+           {"POST", "/admin/tenants/nobody-here/keys"},
+           {"DELETE", "/admin/tenants/nobody-here/keys/key_x"},
+           {"POST", "/admin/tenants/nobody-here/keys/key_x/rotate"}}) {
+    const ReplyEvent e = call(method, target);
+    EXPECT_TRUE(is_api_error(e, 404, "not_found_error", "not_found")) << method << " " << target;
+    EXPECT_NE(e.body.find("nobody-here"), std::string::npos) << e.body;
+  }
+  EXPECT_EQ(ok("GET", "/admin/tenants/" + id_ + "/keys").at("data").as_array().size(), 1u);
+}
+
 TEST_F(AdminApiTest, ARequestsRecordAndTheTenantsUsageAreWhatItWasBilled) {
   const std::string id = run_request(3);
   const auto billed = tenancy().ledger().find(id);
