@@ -1,10 +1,11 @@
 // The shape and arithmetic of a decoder-only transformer of the Llama kind
-// (llama, qwen2, qwen3). Plain data, header-only: part of the Backend seam.
+// (llama, qwen2, qwen3, gemma2, gemma3). Plain data, header-only: part of the Backend seam.
 // Read from a GGUF file by model/gguf_config.h, which refuses any key it
 // cannot honour, so every field here is something each backend computes or
 // refuses.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,8 +17,12 @@ namespace kvgate {
 // suit); kHalves turns (x[i], x[i + rope_dim/2]) ("neox": qwen2, qwen3).
 enum class RopeStyle { kAdjacent, kHalves };
 
+// The gated feed-forward's activation: SiLU (SwiGLU) or GELU with the tanh
+// approximation (GeGLU: gemma).
+enum class Activation { kSilu, kGeluTanh };
+
 struct ModelConfig {
-  std::string arch;        // general.architecture: llama, qwen2, qwen3
+  std::string arch;        // general.architecture: llama, qwen2, qwen3, gemma2, gemma3
   std::string name;        // general.name, for display
   int32_t n_layers = 0;
   int32_t dim = 0;         // embedding width
@@ -37,7 +42,29 @@ struct ModelConfig {
   std::vector<float> rope_freq_factors;
   float rms_eps = 1e-5f;
   bool qkv_bias = false;   // Q, K and V projections add a bias (qwen2)
-  bool qk_norm = false;    // RMSNorm over each head of Q and K before RoPE (qwen3)
+  bool qk_norm = false;    // RMSNorm over each head of Q and K before RoPE (qwen3, gemma3)
+  // gemma: the embedding scaled by sqrt(dim), GeGLU, RMSNorm after
+  // attention and after the FFN (before each residual add), soft-capping
+  // of attention scores and of the logits (cap * tanh(x / cap); 0: none).
+  float embed_scale = 1.0f;
+  Activation ffn_activation = Activation::kSilu;
+  bool post_norms = false;
+  float attn_scale = 0.0f;  // the scores' scale; 0: 1 / sqrt(head_dim)
+  float attn_softcap = 0.0f;
+  float final_softcap = 0.0f;
+  // Sliding-window layers attend to the last sliding_window positions only
+  // (their own included); layer l slides when l % sliding_pattern <
+  // sliding_pattern - 1 (every layer when the pattern is 0), llama.cpp's
+  // rule. They turn RoPE by their own base and scale.
+  int32_t sliding_window = 0;  // 0: no layer slides
+  int32_t sliding_pattern = 0;
+  float rope_base_swa = 10000.0f;
+  float rope_freq_scale_swa = 1.0f;
+
+  bool is_sliding(int32_t layer) const {
+    return sliding_window > 0 && (sliding_pattern == 0 || layer % sliding_pattern < sliding_pattern - 1);
+  }
+  float attention_scale() const { return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim)); }
 
   int32_t q_dim() const { return n_heads * head_dim; }  // may differ from dim (qwen3, Mistral Nemo)
   int32_t kv_dim() const { return n_kv_heads * head_dim; }

@@ -24,17 +24,21 @@ struct RopeAngles {
   std::vector<float> cos, sin;  // [max_pos][half]
 };
 
-inline RopeAngles rope_angles(const ModelConfig& c, int32_t max_pos) {
+// The table of the model's global layers, or (sliding) of its
+// sliding-window layers, which may have their own base and scale.
+inline RopeAngles rope_angles(const ModelConfig& c, int32_t max_pos, bool sliding = false) {
+  const float base = sliding ? c.rope_base_swa : c.rope_base;
+  const float freq_scale = sliding ? c.rope_freq_scale_swa : c.rope_freq_scale;
   RopeAngles t;
   t.half = c.rope_dim / 2;
   t.cos.resize(static_cast<size_t>(max_pos) * static_cast<size_t>(t.half));
   t.sin.resize(t.cos.size());
-  const float theta_scale = std::pow(c.rope_base, -2.0f / static_cast<float>(c.rope_dim));
+  const float theta_scale = std::pow(base, -2.0f / static_cast<float>(c.rope_dim));
   const bool factors = !c.rope_freq_factors.empty();
   for (int32_t p = 0; p < max_pos; ++p) {
     float theta = static_cast<float>(p);
     for (int32_t i = 0; i < t.half; ++i) {
-      const float angle = c.rope_freq_scale * (factors ? theta / c.rope_freq_factors[static_cast<size_t>(i)] : theta);
+      const float angle = freq_scale * (factors ? theta / c.rope_freq_factors[static_cast<size_t>(i)] : theta);
       const size_t at = static_cast<size_t>(p) * static_cast<size_t>(t.half) + static_cast<size_t>(i);
       t.cos[at] = std::cos(angle);
       t.sin[at] = std::sin(angle);

@@ -168,6 +168,12 @@ void check_shape(const ModelConfig& c) {
   if (c.rope_style != RopeStyle::kAdjacent) bad("the neox RoPE pairing (" + c.arch + ")");
   if (c.qkv_bias) bad("Q/K/V biases (" + c.arch + ")");
   if (c.qk_norm) bad("Q/K RMSNorm (" + c.arch + ")");
+  if (c.embed_scale != 1.0f || c.post_norms || c.ffn_activation != Activation::kSilu)
+    bad("gemma's embedding scale, post-norms and GeGLU (" + c.arch + ")");
+  if (c.attn_softcap > 0 || c.final_softcap > 0) bad("soft-capping (" + c.arch + ")");
+  if (c.sliding_window > 0) bad("sliding-window attention (" + c.arch + ")");
+  if (c.attn_scale > 0 && c.attn_scale != 1.0f / std::sqrt(static_cast<float>(c.head_dim)))
+    bad("a query scale other than 1 / sqrt(head_dim) (" + c.arch + ")");
 }
 
 int select_device() {

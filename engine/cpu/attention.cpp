@@ -60,6 +60,13 @@ float exp_shifted_avx2(float* s, int32_t n) {
 // bits in either build (exp_nonpositive.h); only the sum's order differs.
 float exp_shifted(float* s, int32_t n) { return cpu_has_avx512() ? exp_shifted_avx512(s, n) : exp_shifted_avx2(s, n); }
 
+// Gemma 2's soft-capping of attention scores, as llama.cpp computes it:
+// times 1 / cap, tanh, times cap.
+void soft_cap(float* s, int32_t n, float cap) {
+  const float inv = 1.0f / cap;
+  for (int32_t i = 0; i < n; ++i) s[i] = std::tanh(s[i] * inv) * cap;
+}
+
 // q . k over n values, the key widened from its stored type.
 template <typename E>
 float dot(const float* q, const E* k, int32_t n) {
@@ -98,7 +105,11 @@ void attend_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
                const AttentionShape& shape, const float* q, float* out, std::vector<float>& scores) {
   const int32_t hd = shape.head_dim, G = shape.group, B = kv.block_size();
   const int64_t off = static_cast<int64_t>(kv_head) * hd;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = shape.score_scale();
+  // The positions this query sees, [first, n_ctx): from here on n_ctx
+  // counts them and index 0 is `first`.
+  const int32_t first = shape.first_seen(n_ctx - 1);
+  n_ctx -= first;
   scores.resize(static_cast<size_t>(G) * n_ctx);
   const bool vector_rows = hd % 8 == 0;
   // Each position's K and V rows, found through the block table once for
@@ -107,12 +118,11 @@ void attend_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
   rows.resize(2 * static_cast<size_t>(n_ctx));
   const E** krow = rows.data();
   const E** vrow = rows.data() + n_ctx;
-  for (int32_t p0 = 0; p0 < n_ctx; p0 += B) {
-    const BlockId b = table[p0 / B];
-    for (int32_t i = 0; i < B && p0 + i < n_ctx; ++i) {
-      krow[p0 + i] = kv.k<E>(layer, b, i) + off;
-      vrow[p0 + i] = kv.v<E>(layer, b, i) + off;
-    }
+  for (int32_t i = 0; i < n_ctx; ++i) {
+    const int32_t pos = first + i;
+    const BlockId b = table[pos / B];
+    krow[i] = kv.k<E>(layer, b, pos % B) + off;
+    vrow[i] = kv.v<E>(layer, b, pos % B) + off;
   }
 
   for (int32_t h = 0; h < G; ++h) {
@@ -131,6 +141,7 @@ void attend_as(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
         _mm256_storeu_ps(s + p, _mm256_mul_ps(reduce8(acc), _mm256_set1_ps(scale)));
       }
     for (; p < n_ctx; ++p) s[p] = dot(qh, krow[p], hd) * scale;
+    if (shape.softcap > 0) soft_cap(s, n_ctx, shape.softcap);
   }
 
   for (int32_t h = 0; h < G; ++h) {
@@ -224,6 +235,10 @@ void gather_kv(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
                        [&]<typename E>(E) { gather_as<E>(kv, layer, table, n_ctx, kv_head, head_dim, out); });
 }
 
+float AttentionShape::score_scale() const {
+  return scale > 0 ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
 int32_t attend_rows_min(int32_t head_dim) { return on_panels(head_dim) ? 4 : 12; }
 
 void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const AttentionShape& shape, const float* q,
@@ -239,7 +254,7 @@ void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const Atten
   // The group's heads of every token as one matrix, so each product reads K
   // (or V) once for all of them; the scale folded in here, on head_dim
   // values per row rather than n_ctx scores.
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = shape.score_scale();
   for (int32_t i = 0; i < n; ++i)
     for (int32_t j = 0; j < G * hd; ++j) scratch.q[static_cast<size_t>(i) * G * hd + j] = q[i * row_stride + j] * scale;
   float* S = scratch.scores.data();
@@ -255,11 +270,14 @@ void attend_rows(const GatheredKv& kv, int32_t start_pos, int32_t n, const Atten
   else
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n_ctx, hd, 1.0f, scratch.q.data(), hd, kv.k.data(), hd,
                 0.0f, S, n_ctx);
-  // Causal: token i (position start_pos + i) sees positions 0..start_pos + i.
+  // Causal: token i (position start_pos + i) sees positions first..start_pos
+  // + i, where first is 0 unless the layer slides.
   for (int32_t r = 0; r < rows; ++r) {
     float* s = S + static_cast<int64_t>(r) * n_ctx;
-    const int32_t seen = start_pos + r / G + 1;
-    scratch.sums[static_cast<size_t>(r)] = exp_shifted(s, seen);
+    const int32_t seen = start_pos + r / G + 1, first = shape.first_seen(seen - 1);
+    if (shape.softcap > 0) soft_cap(s + first, seen - first, shape.softcap);
+    scratch.sums[static_cast<size_t>(r)] = exp_shifted(s + first, seen - first);
+    std::fill(s, s + first, 0.0f);
     std::fill(s + seen, s + n_ctx, 0.0f);
   }
   if (panels)

@@ -15,12 +15,20 @@ namespace kvgate {
 
 struct AttentionShape {
   int32_t head_dim;
-  int32_t group;  // query heads per KV head (GQA)
+  int32_t group;       // query heads per KV head (GQA)
+  float scale = 0;     // of the scores; 0: 1 / sqrt(head_dim)
+  float softcap = 0;   // > 0: scores become softcap * tanh(score / softcap) (gemma 2)
+  int32_t window = 0;  // > 0: a query at position p sees (p - window, p] only (sliding layers)
+
+  float score_scale() const;
+  // The first position a query at `pos` sees.
+  int32_t first_seen(int32_t pos) const { return window > 0 && pos >= window ? pos - window + 1 : 0; }
 };
 
 // For the `group` query heads in q (contiguous, head_dim each) that share KV
-// head `kv_head`: out = softmax(q K^T / sqrt(head_dim)) V over positions
-// [0, n_ctx). `scores` is scratch, resized as needed.
+// head `kv_head`, the last of positions [0, n_ctx): out = softmax(q K^T *
+// scale, soft-capped) V over the positions it sees. `scores` is scratch,
+// resized as needed.
 void attend(const KvPool& kv, int32_t layer, std::span<const BlockId> table, int32_t n_ctx, int32_t kv_head,
             const AttentionShape& shape, const float* q, float* out, std::vector<float>& scores);
 
@@ -49,7 +57,7 @@ void gather_kv(const KvPool& kv, int32_t layer, std::span<const BlockId> table, 
 // attend's math for a run of n consecutive tokens of one sequence, at
 // positions [start_pos, start_pos + n) (kv covers them all), as matrix
 // products over the group's heads together: scores = Q K^T, then a causal
-// softmax, then out = scores V, by the AVX-512 panel kernel where the CPU
+// (and, with a window, sliding) softmax, then out = scores V, by the AVX-512 panel kernel where the CPU
 // has it, else OpenBLAS sgemm. Row i of q and out holds token i's heads;
 // consecutive rows are `row_stride` floats apart.
 struct AttendRowsScratch {

@@ -4,16 +4,19 @@
 // decodes are the same matrix products; only attention looks at which
 // sequence a row belongs to.
 //
-// Per layer, as the math reads:
+// Per layer, as the math reads (gemma's extras in brackets):
+//   x   = embedding [* sqrt(dim)]
 //   h   = rmsnorm(x) * attn_norm
 //   q,k,v = h Wq^T (+ bq), h Wk^T (+ bk), h Wv^T (+ bv)
 //   q,k   = rmsnorm of each head * q_norm, k_norm  (qwen3)
 //   rope(q, k) at each row's position       (adjacent or halves pairing)
 //   K/V[pos] <- k, v                        (into the sequence's own block, in the pool's element type)
-//   x  += attention(q, K/V[0..pos]) Wo^T
+//   x  += [rmsnorm *] attention(q, K/V[0..pos]) Wo^T   (softmax of scaled
+//         [soft-capped] scores, over the last `window` positions on sliding layers)
 //   h   = rmsnorm(x) * ffn_norm
-//   x  += (silu(h Wgate^T) * h Wup^T) Wdown^T
-// then logits = (rmsnorm(x) * output_norm) Wout^T for the rows that want them.
+//   x  += [rmsnorm *] (silu or gelu(h Wgate^T) * h Wup^T) Wdown^T
+// then logits = (rmsnorm(x) * output_norm) Wout^T [soft-capped] for the rows
+// that want them.
 //
 // The last layer's output is read only by the rows that want logits
 // (usually a sequence's last token; none for a prompt chunk before its
@@ -26,6 +29,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,7 +61,9 @@ class CpuBackend final : public Backend {
         w_(model_->weights()),
         cap_(kvgate::kv_capacity(c_, opt.kv_type, opt.block_size, opt.kv_budget_bytes)),
         kv_(opt.kv_type, c_.n_layers, cap_.num_blocks, cap_.block_size, c_.kv_dim()),
-        rope_(c_) {}
+        rope_(c_) {
+    if (c_.sliding_window > 0) rope_sliding_.emplace(c_, true);
+  }
 
   std::string_view name() const override { return "cpu"; }
   const ModelConfig& config() const override { return c_; }
@@ -85,8 +92,11 @@ class CpuBackend final : public Backend {
     // logit_rows_ is 0, 1, ..., T - 1 and the last layer is like the others.
     const bool every_row = static_cast<int64_t>(logit_rows_.size()) == T;
 
-    for (int64_t t = 0; t < T; ++t)
+    for (int64_t t = 0; t < T; ++t) {
       dequantize_row(w_.token_embd.type, w_.token_embd.row(row_token_[t]), &x_[t * d], d);
+      if (c_.embed_scale != 1.0f)
+        for (int64_t i = 0; i < d; ++i) x_[t * d + i] *= c_.embed_scale;
+    }
 
     for (int32_t l = 0; l < c_.n_layers; ++l) {
       const LayerWeights& lw = w_.layers[l];
@@ -99,7 +109,7 @@ class CpuBackend final : public Backend {
       matmul_many(qkv, h_.data(), T);
       finish_q(lw, T);
       finish_kv(lw, T);
-      rope_q(T);
+      rope_q(l, T);
       store_kv(batch, l, T);
       attention(batch, l, T);
       feed_forward(lw, T);
@@ -148,6 +158,14 @@ class CpuBackend final : public Backend {
     for (int64_t t = 0; t < T; ++t) rmsnorm(&h_[t * d], &x_[t * d], weight, d, c_.rms_eps);
   }
 
+  // gemma's norms after attention and the FFN, on the block's output
+  // before it joins the residual.
+  void norm_rows_in_place(float* rows, const float* weight, int64_t n) {
+    const int64_t d = c_.dim;
+#pragma omp parallel for if (n >= kParallelRows)
+    for (int64_t t = 0; t < n; ++t) rmsnorm(&rows[t * d], &rows[t * d], weight, d, c_.rms_eps);
+  }
+
   void add_rows(int64_t T) {
     const int64_t n = T * c_.dim;
 #pragma omp parallel for if (T >= kParallelRows)
@@ -191,23 +209,31 @@ class CpuBackend final : public Backend {
     for (int64_t i = 0; i < items; ++i) rmsnorm(rows + i * hd, rows + i * hd, weight, hd, c_.rms_eps);
   }
 
+  const RopeTable& rope_of(int32_t layer) const { return c_.is_sliding(layer) ? *rope_sliding_ : rope_; }
+  AttentionShape shape_of(int32_t layer) const {
+    return {c_.head_dim, c_.group_size(), c_.attention_scale(), c_.attn_softcap,
+            c_.is_sliding(layer) ? c_.sliding_window : 0};
+  }
+
   // RoPE on the first n rows of q_, which hold the flat rows *rows (rows
   // 0 to n - 1 when rows is null).
-  void rope_q(int64_t n, const std::vector<int64_t>* rows = nullptr) {
+  void rope_q(int32_t layer, int64_t n, const std::vector<int64_t>* rows = nullptr) {
     const int64_t qd = c_.q_dim();
+    const RopeTable& rope = rope_of(layer);
 #pragma omp parallel for if (n >= kParallelRows)
     for (int64_t i = 0; i < n; ++i)
-      rope_.apply(&q_[i * qd], row_pos_[rows ? (*rows)[i] : i], c_.n_heads, c_.head_dim);
+      rope.apply(&q_[i * qd], row_pos_[rows ? (*rows)[i] : i], c_.n_heads, c_.head_dim);
   }
 
   // K gets its RoPE, then K and V go into the rows' blocks.
   void store_kv(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
     const int64_t kvd = c_.kv_dim();
     const int32_t B = kv_.block_size();
+    const RopeTable& rope = rope_of(layer);
 #pragma omp parallel for if (T >= kParallelRows)
     for (int64_t t = 0; t < T; ++t) {
       const int32_t pos = row_pos_[t];
-      rope_.apply(&k_[t * kvd], pos, c_.n_kv_heads, c_.head_dim);
+      rope.apply(&k_[t * kvd], pos, c_.n_kv_heads, c_.head_dim);
       const BlockId b = batch[row_seq_[t]].block_table[pos / B];
       kv_.store(layer, b, pos % B, &k_[t * kvd], &v_[t * kvd]);  // narrowed to the pool's type
     }
@@ -217,13 +243,16 @@ class CpuBackend final : public Backend {
   void feed_forward(const LayerWeights& lw, int64_t n) {
     const int64_t ff = c_.ffn_dim;
     matmul(lw.wo, att_.data(), n, h_.data());
+    if (lw.attn_post_norm) norm_rows_in_place(h_.data(), lw.attn_post_norm, n);
     add_rows(n);
     norm_rows(lw.ffn_norm, n);
     const MatmulTarget gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
     matmul_many(gate_up, h_.data(), n);
+    const bool gelu = c_.ffn_activation == Activation::kGeluTanh;
 #pragma omp parallel for if (n >= kParallelRows)
-    for (int64_t t = 0; t < n; ++t) swiglu(&gate_[t * ff], &up_[t * ff], ff);
+    for (int64_t t = 0; t < n; ++t) (gelu ? geglu : swiglu)(&gate_[t * ff], &up_[t * ff], ff);
     matmul(lw.w_down, gate_.data(), n, h_.data());
+    if (lw.ffn_post_norm) norm_rows_in_place(h_.data(), lw.ffn_post_norm, n);
     add_rows(n);
   }
 
@@ -252,8 +281,9 @@ class CpuBackend final : public Backend {
     }
     matmul(lw.wq, h_.data(), m, q_.data());
     finish_q(lw, m);
-    rope_q(m, &logit_rows_);
+    rope_q(layer, m, &logit_rows_);
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
+    const AttentionShape shape = shape_of(layer);
     const int64_t items = m * nkv;
     size_thread_scratch();
 #pragma omp parallel for schedule(dynamic, 1) if (items > 1)
@@ -261,7 +291,7 @@ class CpuBackend final : public Backend {
       const int64_t i = it / nkv, t = logit_rows_[i];
       const int32_t g = static_cast<int32_t>(it % nkv);
       const int64_t off = i * qd + static_cast<int64_t>(g) * G * hd;
-      attend(kv_, layer, batch[row_seq_[t]].block_table, row_pos_[t] + 1, g, {hd, G}, &q_[off], &att_[off],
+      attend(kv_, layer, batch[row_seq_[t]].block_table, row_pos_[t] + 1, g, shape, &q_[off], &att_[off],
              thread_scratch().scores);
     }
     feed_forward(lw, m);
@@ -278,7 +308,7 @@ class CpuBackend final : public Backend {
   void attention(std::span<const SequenceStep> batch, int32_t layer, int64_t T) {
     const int64_t qd = c_.q_dim();
     const int32_t nkv = c_.n_kv_heads, G = c_.group_size(), hd = c_.head_dim;
-    const AttentionShape shape{hd, G};
+    const AttentionShape shape = shape_of(layer);
     items_.clear();
     gathers_.clear();
     int64_t row = 0;
@@ -341,6 +371,12 @@ class CpuBackend final : public Backend {
     const int64_t d = c_.dim;
     for (int32_t r = 0; r < m; ++r) rmsnorm(&h_[r * d], &x_[r * d], w_.output_norm, d, c_.rms_eps);
     matmul(w_.output, h_.data(), m, out.row_data(0));
+    if (c_.final_softcap > 0) {  // gemma 2: as llama.cpp computes it, times 1 / cap, tanh, times cap
+      float* l = out.row_data(0);
+      const float inv = 1.0f / c_.final_softcap;
+      const int64_t n = static_cast<int64_t>(m) * c_.vocab_size;
+      for (int64_t i = 0; i < n; ++i) l[i] = std::tanh(l[i] * inv) * c_.final_softcap;
+    }
   }
 
   std::shared_ptr<const Model> model_;
@@ -349,6 +385,7 @@ class CpuBackend final : public Backend {
   const KvCapacity cap_;
   KvPool kv_;
   RopeTable rope_;
+  std::optional<RopeTable> rope_sliding_;  // the sliding-window layers', for models that have them
   // Per-step scratch, reused across steps.
   struct AttentionItem {
     int64_t row;  // first flat row

@@ -15,7 +15,8 @@ void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) out[i] = w[i] * (scale * x[i]);
 }
 
-RopeTable::RopeTable(const ModelConfig& c) : angles_(rope_angles(c, c.context_length)), style_(c.rope_style) {}
+RopeTable::RopeTable(const ModelConfig& c, bool sliding)
+    : angles_(rope_angles(c, c.context_length, sliding)), style_(c.rope_style) {}
 
 void RopeTable::apply(float* x, int32_t pos, int32_t n_heads, int32_t head_dim) const {
   const int32_t half = angles_.half;
@@ -52,6 +53,14 @@ void swiglu(float* gate, const float* up, int64_t n) {
     const float g = gate[i], e = cpu::exp_nonpositive1(-std::fabs(g));
     const float sigmoid = (std::signbit(g) ? e : 1.0f) / (1.0f + e);
     gate[i] = g * sigmoid * up[i];
+  }
+}
+
+void geglu(float* gate, const float* up, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f, kCoef = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = gate[i];
+    gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x))) * up[i];
   }
 }
 

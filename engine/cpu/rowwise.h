@@ -1,5 +1,5 @@
-// The per-token pieces of a Llama layer on the CPU: RMSNorm, rotary position
-// embedding, SwiGLU. Each acts on one activation row at a time.
+// The per-token pieces of a Llama-kind layer on the CPU: RMSNorm, rotary
+// position embedding, SwiGLU and GeGLU. Each acts on one activation row at a time.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,8 @@ void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps);
 // tabulated once for every position up to the context length.
 class RopeTable {
  public:
-  explicit RopeTable(const ModelConfig& c);
+  // The model's global layers' table, or (sliding) its sliding layers'.
+  explicit RopeTable(const ModelConfig& c, bool sliding = false);
   // x holds n_heads heads of head_dim values.
   void apply(float* x, int32_t pos, int32_t n_heads, int32_t head_dim) const;
 
@@ -28,5 +29,10 @@ class RopeTable {
 
 // gate[i] = silu(gate[i]) * up[i]
 void swiglu(float* gate, const float* up, int64_t n);
+
+// gate[i] = gelu(gate[i]) * up[i], GELU's tanh form in f32:
+// 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))). (llama.cpp's CPU path
+// reads a table of it at x rounded to f16; this is the function itself.)
+void geglu(float* gate, const float* up, int64_t n);
 
 }  // namespace kvgate

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string_view>
 
 #include "base/error.h"
@@ -20,27 +21,36 @@ namespace kvgate {
 namespace {
 
 // The families of the Llama kind and how they differ: llama.cpp's
-// src/models/{llama,qwen2,qwen3}.cpp.
+// src/models/{llama,qwen2,qwen3,gemma2,gemma3}.cpp.
+enum class Gemma { kNo, k2, k3 };
 struct Family {
   std::string_view arch;
   RopeStyle rope;
   bool qk_norm;     // attn_q_norm / attn_k_norm in every layer
   bool rope_freqs;  // may carry rope_freqs.weight (Llama 3.1 and later)
+  Gemma gemma;
 };
-constexpr std::array<Family, 3> kFamilies{{
-    {"llama", RopeStyle::kAdjacent, false, true},
-    {"qwen2", RopeStyle::kHalves, false, false},
-    {"qwen3", RopeStyle::kHalves, true, false},
+constexpr std::array<Family, 5> kFamilies{{
+    {"llama", RopeStyle::kAdjacent, false, true, Gemma::kNo},
+    {"qwen2", RopeStyle::kHalves, false, false, Gemma::kNo},
+    {"qwen3", RopeStyle::kHalves, true, false, Gemma::kNo},
+    {"gemma2", RopeStyle::kHalves, false, false, Gemma::k2},
+    {"gemma3", RopeStyle::kHalves, true, false, Gemma::k3},
 }};
 
 // Keys under "<arch>." that read_model_config uses.
-constexpr std::array<std::string_view, 13> kUsedKeys{
+constexpr std::array<std::string_view, 14> kUsedKeys{
     "context_length",        "embedding_length",    "block_count",
     "feed_forward_length",   "attention.head_count", "attention.head_count_kv",
     "attention.key_length",  "attention.value_length", "attention.layer_norm_rms_epsilon",
     "rope.dimension_count",  "rope.freq_base",      "rope.scaling.type",
-    "rope.scaling.factor",
+    "rope.scaling.factor",   "rope.scale_linear",
 };
+// And those of gemma 2 (all four) and gemma 3 (all but the attention's
+// soft-capping, which llama.cpp does not apply to it).
+constexpr std::array<std::string_view, 5> kGemmaKeys{"attention.sliding_window", "attention.sliding_window_pattern",
+                                                    "rope.freq_base_swa", "final_logit_softcapping",
+                                                    "attn_logit_softcapping"};
 // Keys under "<arch>." that do not change what a forward pass computes:
 // the vocabulary size is the tokenizer's; original_context_length matters
 // to YaRN only (refused below); finetuned is a note about training.
@@ -63,15 +73,21 @@ int32_t positive_i32(const GgufFile& f, const std::string& key, uint64_t v) {
 const Family& family_of(const GgufFile& f, const std::string& arch) {
   for (const Family& fam : kFamilies)
     if (fam.arch == arch) return fam;
-  throw Error(f.source() + ": unsupported architecture '" + arch + "' (kvgate runs llama, qwen2 and qwen3)");
+  throw Error(f.source() + ": unsupported architecture '" + arch +
+              "' (kvgate runs llama, qwen2, qwen3, gemma2 and gemma3)");
+}
+
+bool gemma_key(const Family& fam, std::string_view k) {
+  if (fam.gemma == Gemma::kNo || !one_of(kGemmaKeys, k)) return false;
+  return fam.gemma == Gemma::k2 || k != "attn_logit_softcapping";
 }
 
 // Every "<arch>.*" key is used, inert or refused.
-void account_for_keys(const GgufFile& f, const std::string& prefix) {
+void account_for_keys(const GgufFile& f, const Family& fam, const std::string& prefix) {
   for (const auto& [key, value] : f.metadata()) {
     if (!key.starts_with(prefix)) continue;
     const std::string_view k = std::string_view(key).substr(prefix.size());
-    if (one_of(kUsedKeys, k) || one_of(kInertKeys, k)) continue;
+    if (one_of(kUsedKeys, k) || one_of(kInertKeys, k) || gemma_key(fam, k)) continue;
     if (one_of(kZeroKeys, k) && f.get_uint(key) == 0) continue;
     throw Error(f.source() + ": metadata key '" + key +
                 "' is not supported: kvgate does not compute what it changes, and refuses the model rather "
@@ -79,15 +95,65 @@ void account_for_keys(const GgufFile& f, const std::string& prefix) {
   }
 }
 
+// As llama.cpp reads it: the factor (rope.scaling.factor, or the older
+// rope.scale_linear) scales every angle unless the type is one kvgate
+// does not compute (YaRN, LongRoPE), which is refused.
 void read_rope_scaling(const GgufFile& f, const std::string& p, ModelConfig& c) {
-  const std::string type = f.optional_string(p + "rope.scaling.type").value_or("none");
-  const std::optional<double> factor = f.optional_float(p + "rope.scaling.factor");
-  if (type == "none") return;
-  if (type != "linear")
+  const std::string type = f.optional_string(p + "rope.scaling.type").value_or("linear");
+  if (type != "none" && type != "linear")
     throw Error(f.source() + ": " + p + "rope.scaling.type '" + type + "' is not supported (none, linear)");
-  if (!factor || !(*factor >= 1.0) || !std::isfinite(*factor))
-    throw Error(f.source() + ": " + p + "rope.scaling.factor must be a number >= 1 for linear scaling");
+  std::optional<double> factor = f.optional_float(p + "rope.scaling.factor");
+  if (!factor) factor = f.optional_float(p + "rope.scale_linear");
+  if (!factor || *factor == 0) return;
+  if (!(*factor >= 1.0) || !std::isfinite(*factor))
+    throw Error(f.source() + ": " + p + "rope.scaling.factor must be a number >= 1, got " + std::to_string(*factor));
   c.rope_freq_scale = static_cast<float>(1.0 / *factor);
+}
+
+float positive_float(const GgufFile& f, const std::string& key, double fallback) {
+  const double v = f.optional_float(key).value_or(fallback);
+  if (!(v > 0) || !std::isfinite(v))
+    throw Error(f.source() + ": metadata key '" + key + "' must be a positive number, got " + std::to_string(v));
+  return static_cast<float>(v);
+}
+
+// Gemma 2 and 3, as llama.cpp computes them: the embedding times sqrt(dim),
+// GeGLU, norms after attention and FFN, the query scale from the head size
+// (from dim / heads in the 27B shapes, which llama.cpp knows by their layer
+// count), soft-capping (gemma 2), and sliding-window layers: gemma 2 every
+// other one (window 4096 unless stated), gemma 3 five in six, with their
+// own RoPE base (10,000 unless stated) and no RoPE scaling.
+void read_gemma(const GgufFile& f, const Family& fam, const std::string& p, ModelConfig& c) {
+  c.embed_scale = std::sqrt(static_cast<float>(c.dim));
+  c.ffn_activation = Activation::kGeluTanh;
+  c.post_norms = true;
+  const bool is_27b = c.n_layers == (fam.gemma == Gemma::k2 ? 46 : 62);
+  c.attn_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? c.dim / c.n_heads : c.head_dim));
+  auto window = [&](uint64_t fallback) {
+    const uint64_t w = f.optional_uint(p + "attention.sliding_window").value_or(fallback);
+    if (w > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      throw Error(f.source() + ": " + p + "attention.sliding_window is out of range");
+    return static_cast<int32_t>(w);
+  };
+  auto pattern = [&](uint64_t fallback) {
+    const uint64_t n = f.optional_uint(p + "attention.sliding_window_pattern").value_or(fallback);
+    if (n > 1024) throw Error(f.source() + ": " + p + "attention.sliding_window_pattern is out of range");
+    return static_cast<int32_t>(n);
+  };
+  if (fam.gemma == Gemma::k2) {
+    c.sliding_window = window(4096);
+    c.sliding_pattern = pattern(2);
+    c.attn_softcap = positive_float(f, p + "attn_logit_softcapping", 50.0);
+    c.final_softcap = positive_float(f, p + "final_logit_softcapping", 30.0);
+    c.rope_base_swa = positive_float(f, p + "rope.freq_base_swa", c.rope_base);
+    c.rope_freq_scale_swa = c.rope_freq_scale;
+  } else {
+    c.sliding_window = window(0);
+    c.sliding_pattern = pattern(6);
+    if (f.has(p + "final_logit_softcapping")) c.final_softcap = positive_float(f, p + "final_logit_softcapping", 0);
+    c.rope_base_swa = positive_float(f, p + "rope.freq_base_swa", 10000.0);
+    c.rope_freq_scale_swa = 1.0f;
+  }
 }
 
 // rope_freqs.weight: a divisor per RoPE pair, the same for every layer.
@@ -115,7 +181,7 @@ ModelConfig read_model_config(const GgufFile& f) {
   const Family& fam = family_of(f, c.arch);
   c.name = f.optional_string("general.name").value_or(c.arch);
   const std::string p = c.arch + ".";
-  account_for_keys(f, p);
+  account_for_keys(f, fam, p);
   auto req = [&](const char* k) { return positive_i32(f, p + k, f.get_uint(p + k)); };
   c.n_layers = req("block_count");
   c.dim = req("embedding_length");
@@ -148,6 +214,7 @@ ModelConfig read_model_config(const GgufFile& f) {
   read_rope_scaling(f, p, c);
   read_rope_freqs(f, fam, c);
   c.qk_norm = fam.qk_norm;
+  if (fam.gemma != Gemma::kNo) read_gemma(f, fam, p, c);
   c.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   if (f.has("tokenizer.ggml.tokens")) {
     c.vocab_size = static_cast<int32_t>(f.get_array("tokenizer.ggml.tokens").size());

@@ -34,6 +34,10 @@ LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
       l.q_norm = vector(f, p + "attn_q_norm.weight", hd);
       l.k_norm = vector(f, p + "attn_k_norm.weight", hd);
     }
+    if (c.post_norms) {
+      l.attn_post_norm = vector(f, p + "post_attention_norm.weight", d);
+      l.ffn_post_norm = vector(f, p + "post_ffw_norm.weight", d);
+    }
     l.ffn_norm = vector(f, p + "ffn_norm.weight", d);
     l.w_gate = matrix(f, p + "ffn_gate.weight", d, ff);
     l.w_up = matrix(f, p + "ffn_up.weight", d, ff);

@@ -44,8 +44,10 @@ struct LayerWeights {
   const float* bv = nullptr;      // [kv_dim]
   const float* q_norm = nullptr;  // [head_dim], when ModelConfig::qk_norm
   const float* k_norm = nullptr;  // [head_dim]
+  const float* attn_post_norm = nullptr;  // [dim], when ModelConfig::post_norms
   const float* ffn_norm;
   Matrix w_gate, w_up, w_down;
+  const float* ffn_post_norm = nullptr;   // [dim]
 };
 
 class LlamaWeights {

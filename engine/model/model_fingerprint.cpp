@@ -57,8 +57,15 @@ cache::Hash128 weights_fingerprint(const Model& model) {
                     int64_t{c.ffn_dim}, int64_t{c.vocab_size}, int64_t{c.rope_dim}})
     h.i64(v);
   h.f32(c.rope_base);
-  h.f32(c.rope_freq_scale);  // v2: linear RoPE scaling (a key, not a tensor)
+  // v2: what keys (not tensors) change: linear RoPE scaling, gemma's scales,
+  // soft-caps and sliding windows.
+  h.f32(c.rope_freq_scale);
   h.f32(c.rms_eps);
+  for (float v : {c.embed_scale, c.attention_scale(), c.attn_softcap, c.final_softcap, c.rope_base_swa,
+                  c.rope_freq_scale_swa})
+    h.f32(v);
+  h.i64(c.sliding_window);
+  h.i64(c.sliding_pattern);
   const auto& tensors = model.file().tensors();
   h.u64(tensors.size());
   for (const GgufTensor& t : tensors) {

@@ -126,8 +126,10 @@ std::vector<float> llama3_rope_factors(float base, int32_t rope_dim) {
 }  // namespace
 
 void validate(const SyntheticModelSpec& s) {
-  require(s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen3",
-          "arch must be llama, qwen2 or qwen3, got '" + s.arch + "'");
+  require(s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "gemma2" || s.arch == "gemma3",
+          "arch must be llama, qwen2, qwen3, gemma2 or gemma3, got '" + s.arch + "'");
+  require(s.sliding_window == 0 || s.arch.starts_with("gemma"), "sliding_window is for the gemma architectures");
+  require(s.sliding_window >= 0, "sliding_window must be >= 0, got " + std::to_string(s.sliding_window));
   require(!s.llama3_rope_freqs || s.arch == "llama", "Llama 3.1 RoPE factors are for arch llama");
   require(s.rope_linear_factor == 0 || (std::isfinite(s.rope_linear_factor) && s.rope_linear_factor >= 1),
           "rope_linear_factor must be 0 (none) or a finite number >= 1");
@@ -184,6 +186,11 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
   w.set_f32(a + "rope.freq_base", s.rope_base);
   w.set_f32(a + "attention.layer_norm_rms_epsilon", s.rms_eps);
+  if (s.sliding_window > 0) w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  if (s.arch == "gemma2") {  // written out, as Gemma 2's converter does
+    w.set_f32(a + "attn_logit_softcapping", 50.0f);
+    w.set_f32(a + "final_logit_softcapping", 30.0f);
+  }
   if (s.rope_linear_factor > 0) {
     w.set_string(a + "rope.scaling.type", "linear");
     w.set_f32(a + "rope.scaling.factor", s.rope_linear_factor);
@@ -211,7 +218,8 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   ModelWriter m(w, s.seed);
   m.matrix("token_embd.weight", s.dim, vocab, s.type);
   m.norm("output_norm.weight", s.dim);
-  m.matrix("output.weight", s.dim, vocab, s.type);
+  const bool gemma = s.arch.starts_with("gemma");
+  if (!gemma) m.matrix("output.weight", s.dim, vocab, s.type);  // gemma ties the output to the embedding
   for (int32_t i = 0; i < s.layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     m.norm(p + "attn_norm.weight", s.dim);
@@ -223,15 +231,17 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
       m.bias(p + "attn_k.bias", kv_dim);
       m.bias(p + "attn_v.bias", kv_dim);
     }
-    if (s.arch == "qwen3") {
+    if (s.arch == "qwen3" || s.arch == "gemma3") {
       m.norm(p + "attn_q_norm.weight", head_dim);
       m.norm(p + "attn_k_norm.weight", head_dim);
     }
     m.matrix(p + "attn_output.weight", q_dim, s.dim, s.type);
+    if (gemma) m.norm(p + "post_attention_norm.weight", s.dim);
     m.norm(p + "ffn_norm.weight", s.dim);
     m.matrix(p + "ffn_gate.weight", s.dim, s.ffn, s.type);
     m.matrix(p + "ffn_up.weight", s.dim, s.ffn, s.type);
     m.matrix(p + "ffn_down.weight", s.ffn, s.dim, s.type);
+    if (gemma) m.norm(p + "post_ffw_norm.weight", s.dim);
   }
   w.write(path);
 }

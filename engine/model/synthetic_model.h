@@ -1,4 +1,4 @@
-// Synthetic models of the Llama kind (llama, qwen2, qwen3): random weights
+// Synthetic models of the Llama kind (llama, qwen2, qwen3, gemma2, gemma3): random weights
 // of any shape, a real vocabulary.
 // Backs `kvgate mkmodel`, so benchmarks can run 110M- or 1B-shaped models
 // that nobody has to download. The outputs are noise, but every byte the
@@ -19,7 +19,11 @@
 namespace kvgate {
 
 struct SyntheticModelSpec {
-  std::string arch = "llama";  // llama, qwen2 (Q/K/V biases), qwen3 (Q/K norms)
+  // llama, qwen2 (Q/K/V biases), qwen3 (Q/K norms), gemma2 (post norms,
+  // soft-capping, tied output), gemma3 (gemma2's less the soft-capping,
+  // plus Q/K norms)
+  std::string arch = "llama";
+  int32_t sliding_window = 0;  // gemma: attention.sliding_window (0: the family's default)
   int32_t layers = 0, dim = 0, heads = 0, kv_heads = 0, ffn = 0;
   int32_t head_dim = 0;        // 0: dim / heads; else written as attention.key_length
   // Writes rope_freqs.weight with Llama 3.1's factors (factor 8, low 1,

@@ -55,7 +55,8 @@ const std::vector<std::string> kModules = {"base", "policies", "cache", "tenancy
 
 // The Backend seam: the only engine/ headers kernels/ may see.
 const std::set<std::string> kSeamHeaders = {"engine/backend.h", "engine/batch.h", "engine/model_config.h",
-                                            "engine/kv_layout.h", "engine/weights_view.h"};
+                                            "engine/kv_layout.h", "engine/weights_view.h",
+                                            "engine/rope_angles.h"};
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 

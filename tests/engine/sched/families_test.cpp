@@ -30,6 +30,12 @@ using kvgate::testing::shared_path;
 // row's largest magnitude (element-wise relative error is meaningless for
 // logits near zero).
 constexpr double kLogitTolerance = 1e-4;
+// For the GeGLU families (gemma): llama.cpp's CPU path reads GELU from a
+// table at x rounded to f16 and rounds the result to f16; kvgate computes
+// the function in f32. That alone moves gemma's logits by 2e-4 to 5e-4 of
+// the row's largest (docs/models.md); emulating the table here brought
+// gemma3 under 1e-4. The 64 greedy tokens are identical either way.
+constexpr double kGeluLogitTolerance = 1e-3;
 
 struct Family {
   std::string name;
@@ -83,6 +89,7 @@ SyntheticModelSpec spec_of(const Family& f) {
     else if (flag == "--context") s.context = std::stoi(v);
     else if (flag == "--rope-base") s.rope_base = std::stof(v);
     else if (flag == "--rope-linear-factor") s.rope_linear_factor = std::stof(v);
+    else if (flag == "--sliding-window") s.sliding_window = std::stoi(v);
     else if (flag == "--seed") s.seed = std::stoull(v);
     else throw std::runtime_error(f.name + ": families_test does not know " + flag);
   }
@@ -141,12 +148,14 @@ class FamilyVsLlamaCpp : public ::testing::TestWithParam<Family> {
  protected:
   void SetUp() override {
     model_ = model_of(GetParam());
+    tolerance_ = model_->config().ffn_activation == Activation::kGeluTanh ? kGeluLogitTolerance : kLogitTolerance;
     want_ = vectors_of(GetParam());
     ASSERT_EQ(want_.logits.size(), 8u);
     ASSERT_EQ(want_.greedy.size(), 64u);
   }
   std::shared_ptr<const Model> model_;
   Vectors want_;
+  double tolerance_ = kLogitTolerance;
 };
 
 // The whole prompt in one step, every row's logits, then 64 decode steps.
@@ -158,7 +167,7 @@ TEST_P(FamilyVsLlamaCpp, PrefillLogitsAndGreedyTokensMatch) {
   SequenceStep st{want_.prompt, 0, table, LogitsWanted::kAll};
   be->forward({&st, 1}, out);
   for (const auto& [pos, row] : want_.logits)
-    EXPECT_LE(relative_error(out.row(0, pos), row), kLogitTolerance) << "position " << pos;
+    EXPECT_LE(relative_error(out.row(0, pos), row), tolerance_) << "position " << pos;
 
   Tokens seq = want_.prompt;
   Tokens got;
@@ -193,7 +202,7 @@ TEST_P(FamilyVsLlamaCpp, ABatchOfEightPrefixesMatches) {
   Logits out;
   be->forward(batch, out);
   for (size_t s = 0; s < 8; ++s)
-    EXPECT_LE(relative_error(out.row(s), want_.logits[s].second), kLogitTolerance)
+    EXPECT_LE(relative_error(out.row(s), want_.logits[s].second), tolerance_)
         << "prefix of " << want_.logits[s].first + 1 << " tokens";
 }
 
