@@ -1,5 +1,5 @@
 // The shape and arithmetic of a decoder-only transformer of the Llama kind
-// (llama, qwen2, qwen3, gemma2, gemma3). Plain data, header-only: part of the Backend seam.
+// (llama, qwen2, qwen3, gemma2, gemma3, phi3). Plain data, header-only: part of the Backend seam.
 // Read from a GGUF file by model/gguf_config.h, which refuses any key it
 // cannot honour, so every field here is something each backend computes or
 // refuses.
@@ -22,7 +22,7 @@ enum class RopeStyle { kAdjacent, kHalves };
 enum class Activation { kSilu, kGeluTanh };
 
 struct ModelConfig {
-  std::string arch;        // general.architecture: llama, qwen2, qwen3, gemma2, gemma3
+  std::string arch;        // general.architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3
   std::string name;        // general.name, for display
   int32_t n_layers = 0;
   int32_t dim = 0;         // embedding width
@@ -37,12 +37,17 @@ struct ModelConfig {
   RopeStyle rope_style = RopeStyle::kAdjacent;
   // Linear RoPE scaling (rope.scaling.type linear): angles times 1/factor.
   float rope_freq_scale = 1.0f;
-  // rope_freqs.weight (Llama 3.1 and later): pair i's angle is divided by
-  // factor i. Empty when the model has none. rope_dim / 2 values.
+  // rope_freqs.weight (Llama 3.1 and later) or LongRoPE's factors (phi3):
+  // pair i's angle is divided by factor i. Empty when the model has none.
+  // rope_dim / 2 values.
   std::vector<float> rope_freq_factors;
+  // LongRoPE (phi3): the factors above are its long or short set, and every
+  // cosine and sine is multiplied by this.
+  float rope_attn_factor = 1.0f;
   float rms_eps = 1e-5f;
   bool qkv_bias = false;   // Q, K and V projections add a bias (qwen2)
   bool qk_norm = false;    // RMSNorm over each head of Q and K before RoPE (qwen3, gemma3)
+  bool fused_gate_up = false;  // one ffn_up tensor holds the gate's rows, then up's (phi3)
   // gemma: the embedding scaled by sqrt(dim), GeGLU, RMSNorm after
   // attention and after the FFN (before each residual add), soft-capping
   // of attention scores and of the logits (cap * tanh(x / cap); 0: none).

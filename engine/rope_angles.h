@@ -5,7 +5,8 @@
 //
 // The arithmetic is llama.cpp's, step for step, in f32: per position,
 // theta starts at p and is multiplied by base^(-2/rope_dim) once per pair;
-// pair i's angle is freq_scale * theta / factor[i]. A closed form
+// pair i's angle is freq_scale * theta / factor[i], its cosine and sine
+// times LongRoPE's attn_factor (1 elsewhere). A closed form
 // (p * base^(-2i/rope_dim)) rounds differently, and after thousands of
 // positions the difference reaches the logits.
 #pragma once
@@ -40,8 +41,8 @@ inline RopeAngles rope_angles(const ModelConfig& c, int32_t max_pos, bool slidin
     for (int32_t i = 0; i < t.half; ++i) {
       const float angle = freq_scale * (factors ? theta / c.rope_freq_factors[static_cast<size_t>(i)] : theta);
       const size_t at = static_cast<size_t>(p) * static_cast<size_t>(t.half) + static_cast<size_t>(i);
-      t.cos[at] = std::cos(angle);
-      t.sin[at] = std::sin(angle);
+      t.cos[at] = std::cos(angle) * c.rope_attn_factor;
+      t.sin[at] = std::sin(angle) * c.rope_attn_factor;
       theta *= theta_scale;
     }
   }

@@ -21,21 +21,22 @@ namespace kvgate {
 namespace {
 
 // The families of the Llama kind and how they differ: llama.cpp's
-// src/models/{llama,qwen2,qwen3,gemma2,gemma3}.cpp.
-enum class Gemma { kNo, k2, k3 };
+// src/models/{llama,qwen2,qwen3,gemma2,gemma3,phi3}.cpp.
+enum class Variant { kPlain, kGemma2, kGemma3, kPhi3 };
 struct Family {
   std::string_view arch;
   RopeStyle rope;
   bool qk_norm;     // attn_q_norm / attn_k_norm in every layer
   bool rope_freqs;  // may carry rope_freqs.weight (Llama 3.1 and later)
-  Gemma gemma;
+  Variant variant;
 };
-constexpr std::array<Family, 5> kFamilies{{
-    {"llama", RopeStyle::kAdjacent, false, true, Gemma::kNo},
-    {"qwen2", RopeStyle::kHalves, false, false, Gemma::kNo},
-    {"qwen3", RopeStyle::kHalves, true, false, Gemma::kNo},
-    {"gemma2", RopeStyle::kHalves, false, false, Gemma::k2},
-    {"gemma3", RopeStyle::kHalves, true, false, Gemma::k3},
+constexpr std::array<Family, 6> kFamilies{{
+    {"llama", RopeStyle::kAdjacent, false, true, Variant::kPlain},
+    {"qwen2", RopeStyle::kHalves, false, false, Variant::kPlain},
+    {"qwen3", RopeStyle::kHalves, true, false, Variant::kPlain},
+    {"gemma2", RopeStyle::kHalves, false, false, Variant::kGemma2},
+    {"gemma3", RopeStyle::kHalves, true, false, Variant::kGemma3},
+    {"phi3", RopeStyle::kHalves, false, false, Variant::kPhi3},
 }};
 
 // Keys under "<arch>." that read_model_config uses.
@@ -51,6 +52,8 @@ constexpr std::array<std::string_view, 14> kUsedKeys{
 constexpr std::array<std::string_view, 5> kGemmaKeys{"attention.sliding_window", "attention.sliding_window_pattern",
                                                     "rope.freq_base_swa", "final_logit_softcapping",
                                                     "attn_logit_softcapping"};
+// And phi3's: its window (every layer) and LongRoPE's magnitude scale.
+constexpr std::array<std::string_view, 2> kPhi3Keys{"attention.sliding_window", "rope.scaling.attn_factor"};
 // Keys under "<arch>." that do not change what a forward pass computes:
 // the vocabulary size is the tokenizer's; original_context_length matters
 // to YaRN only (refused below); finetuned is a note about training.
@@ -74,12 +77,17 @@ const Family& family_of(const GgufFile& f, const std::string& arch) {
   for (const Family& fam : kFamilies)
     if (fam.arch == arch) return fam;
   throw Error(f.source() + ": unsupported architecture '" + arch +
-              "' (kvgate runs llama, qwen2, qwen3, gemma2 and gemma3)");
+              "' (kvgate runs llama, qwen2, qwen3, gemma2, gemma3 and phi3)");
 }
 
-bool gemma_key(const Family& fam, std::string_view k) {
-  if (fam.gemma == Gemma::kNo || !one_of(kGemmaKeys, k)) return false;
-  return fam.gemma == Gemma::k2 || k != "attn_logit_softcapping";
+bool family_key(const Family& fam, std::string_view k) {
+  switch (fam.variant) {
+    case Variant::kPlain: return false;
+    case Variant::kGemma2: return one_of(kGemmaKeys, k);
+    case Variant::kGemma3: return one_of(kGemmaKeys, k) && k != "attn_logit_softcapping";
+    case Variant::kPhi3: return one_of(kPhi3Keys, k);
+  }
+  return false;
 }
 
 // Every "<arch>.*" key is used, inert or refused.
@@ -87,7 +95,7 @@ void account_for_keys(const GgufFile& f, const Family& fam, const std::string& p
   for (const auto& [key, value] : f.metadata()) {
     if (!key.starts_with(prefix)) continue;
     const std::string_view k = std::string_view(key).substr(prefix.size());
-    if (one_of(kUsedKeys, k) || one_of(kInertKeys, k) || gemma_key(fam, k)) continue;
+    if (one_of(kUsedKeys, k) || one_of(kInertKeys, k) || family_key(fam, k)) continue;
     if (one_of(kZeroKeys, k) && f.get_uint(key) == 0) continue;
     throw Error(f.source() + ": metadata key '" + key +
                 "' is not supported: kvgate does not compute what it changes, and refuses the model rather "
@@ -127,7 +135,7 @@ void read_gemma(const GgufFile& f, const Family& fam, const std::string& p, Mode
   c.embed_scale = std::sqrt(static_cast<float>(c.dim));
   c.ffn_activation = Activation::kGeluTanh;
   c.post_norms = true;
-  const bool is_27b = c.n_layers == (fam.gemma == Gemma::k2 ? 46 : 62);
+  const bool is_27b = c.n_layers == (fam.variant == Variant::kGemma2 ? 46 : 62);
   c.attn_scale = 1.0f / std::sqrt(static_cast<float>(is_27b ? c.dim / c.n_heads : c.head_dim));
   auto window = [&](uint64_t fallback) {
     const uint64_t w = f.optional_uint(p + "attention.sliding_window").value_or(fallback);
@@ -140,7 +148,7 @@ void read_gemma(const GgufFile& f, const Family& fam, const std::string& p, Mode
     if (n > 1024) throw Error(f.source() + ": " + p + "attention.sliding_window_pattern is out of range");
     return static_cast<int32_t>(n);
   };
-  if (fam.gemma == Gemma::k2) {
+  if (fam.variant == Variant::kGemma2) {
     c.sliding_window = window(4096);
     c.sliding_pattern = pattern(2);
     c.attn_softcap = positive_float(f, p + "attn_logit_softcapping", 50.0);
@@ -156,20 +164,52 @@ void read_gemma(const GgufFile& f, const Family& fam, const std::string& p, Mode
   }
 }
 
-// rope_freqs.weight: a divisor per RoPE pair, the same for every layer.
-void read_rope_freqs(const GgufFile& f, const Family& fam, ModelConfig& c) {
-  const GgufTensor* t = f.find_tensor("rope_freqs.weight");
-  if (!t) return;
-  if (!fam.rope_freqs)
-    throw Error(f.source() + ": tensor 'rope_freqs.weight' is not part of the " + c.arch + " architecture");
+// A per-pair RoPE factor tensor of rope_dim / 2 positive values.
+std::vector<float> rope_factor_tensor(const GgufFile& f, const std::string& name, const ModelConfig& c) {
   const int64_t half = c.rope_dim / 2;
   const int64_t dims[] = {half};
-  const GgufTensor& checked = f.tensor("rope_freqs.weight", dims);
-  c.rope_freq_factors.resize(static_cast<size_t>(half));
-  dequantize_row(checked.type, checked.data, c.rope_freq_factors.data(), half);
-  for (float v : c.rope_freq_factors)
-    if (!(v > 0) || !std::isfinite(v))
-      throw Error(f.source() + ": tensor 'rope_freqs.weight' holds a factor that is not a positive number");
+  const GgufTensor& t = f.tensor(name, dims);
+  std::vector<float> v(static_cast<size_t>(half));
+  dequantize_row(t.type, t.data, v.data(), half);
+  for (float x : v)
+    if (!(x > 0) || !std::isfinite(x))
+      throw Error(f.source() + ": tensor '" + name + "' holds a factor that is not a positive number");
+  return v;
+}
+
+// rope_freqs.weight: a divisor per RoPE pair, the same for every layer.
+void read_rope_freqs(const GgufFile& f, const Family& fam, ModelConfig& c) {
+  if (!f.find_tensor("rope_freqs.weight")) return;
+  if (!fam.rope_freqs)
+    throw Error(f.source() + ": tensor 'rope_freqs.weight' is not part of the " + c.arch + " architecture");
+  c.rope_freq_factors = rope_factor_tensor(f, "rope_freqs.weight", c);
+}
+
+// Phi-3: every layer slides when the file gives a window (as the model was
+// trained; llama.cpp ignores the window today, so the two agree only within
+// it), and LongRoPE: the long factors when the context kvgate serves
+// exceeds the original one, else the short ones, chosen once as llama.cpp
+// does (per sequence, a growing sequence would change its cached K), with
+// the magnitude scale (attn_factor) on every cosine and sine.
+void read_phi3(const GgufFile& f, const std::string& p, ModelConfig& c) {
+  c.fused_gate_up = true;
+  if (const auto w = f.optional_uint(p + "attention.sliding_window"); w && *w > 0) {
+    if (*w > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      throw Error(f.source() + ": " + p + "attention.sliding_window is out of range");
+    c.sliding_window = static_cast<int32_t>(*w);
+    c.sliding_pattern = 0;
+    c.rope_base_swa = c.rope_base;
+    c.rope_freq_scale_swa = c.rope_freq_scale;
+  }
+  const bool has_long = f.find_tensor("rope_factors_long.weight"), has_short = f.find_tensor("rope_factors_short.weight");
+  if (has_long != has_short)
+    throw Error(f.source() + ": LongRoPE needs both rope_factors_long.weight and rope_factors_short.weight");
+  if (!has_long) return;
+  const uint64_t original = f.optional_uint(p + "rope.scaling.original_context_length").value_or(c.context_length);
+  const bool long_context = static_cast<uint64_t>(c.context_length) > original;
+  c.rope_freq_factors =
+      rope_factor_tensor(f, long_context ? "rope_factors_long.weight" : "rope_factors_short.weight", c);
+  c.rope_attn_factor = positive_float(f, p + "rope.scaling.attn_factor", 1.0);
 }
 
 }  // namespace
@@ -214,7 +254,8 @@ ModelConfig read_model_config(const GgufFile& f) {
   read_rope_scaling(f, p, c);
   read_rope_freqs(f, fam, c);
   c.qk_norm = fam.qk_norm;
-  if (fam.gemma != Gemma::kNo) read_gemma(f, fam, p, c);
+  if (fam.variant == Variant::kGemma2 || fam.variant == Variant::kGemma3) read_gemma(f, fam, p, c);
+  if (fam.variant == Variant::kPhi3) read_phi3(f, p, c);
   c.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   if (f.has("tokenizer.ggml.tokens")) {
     c.vocab_size = static_cast<int32_t>(f.get_array("tokenizer.ggml.tokens").size());
@@ -223,6 +264,13 @@ ModelConfig read_model_config(const GgufFile& f) {
   }
   if (c.vocab_size <= 0) throw Error(f.source() + ": cannot tell the vocabulary size (no tokenizer.ggml.tokens)");
   return c;
+}
+
+std::vector<std::string> tensors_read_into_config(const GgufFile& f, const ModelConfig& c) {
+  std::vector<std::string> names;
+  for (const char* n : {"rope_freqs.weight", "rope_factors_long.weight", "rope_factors_short.weight"})
+    if (!c.rope_freq_factors.empty() && f.find_tensor(n)) names.emplace_back(n);
+  return names;
 }
 
 }  // namespace kvgate

@@ -1,5 +1,8 @@
-// ModelConfig from a GGUF file's metadata (llama, qwen2, qwen3).
+// ModelConfig from a GGUF file's metadata (llama, qwen2, qwen3, gemma2, gemma3, phi3).
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "engine/model_config.h"
 
@@ -13,5 +16,9 @@ class GgufFile;
 // effect kvgate does not compute (an unknown key, a RoPE scaling type
 // other than none and linear).
 ModelConfig read_model_config(const GgufFile& f);
+
+// The tensors read_model_config took into the config (RoPE factors: the
+// one in use, and LongRoPE's other set), for the weights' accounting.
+std::vector<std::string> tensors_read_into_config(const GgufFile& f, const ModelConfig& c);
 
 }  // namespace kvgate

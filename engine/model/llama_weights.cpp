@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/model/gguf.h"
+#include "engine/model/gguf_config.h"
 
 namespace kvgate {
 
@@ -21,9 +22,16 @@ LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights l{};
     l.attn_norm = vector(f, p + "attn_norm.weight", d);
-    l.wq = matrix(f, p + "attn_q.weight", d, qd);
-    l.wk = matrix(f, p + "attn_k.weight", d, kv);
-    l.wv = matrix(f, p + "attn_v.weight", d, kv);
+    if (f.find_tensor(p + "attn_qkv.weight")) {  // fused (phi3): Q, K and V rows one after the other
+      const Matrix qkv = matrix(f, p + "attn_qkv.weight", d, qd + 2 * kv);
+      l.wq = rows_of(qkv, 0, qd);
+      l.wk = rows_of(qkv, qd, kv);
+      l.wv = rows_of(qkv, qd + kv, kv);
+    } else {
+      l.wq = matrix(f, p + "attn_q.weight", d, qd);
+      l.wk = matrix(f, p + "attn_k.weight", d, kv);
+      l.wv = matrix(f, p + "attn_v.weight", d, kv);
+    }
     l.wo = matrix(f, p + "attn_output.weight", qd, d);
     if (c.qkv_bias) {
       l.bq = vector(f, p + "attn_q.bias", qd);
@@ -39,12 +47,18 @@ LlamaWeights::LlamaWeights(const GgufFile& f, const ModelConfig& c) {
       l.ffn_post_norm = vector(f, p + "post_ffw_norm.weight", d);
     }
     l.ffn_norm = vector(f, p + "ffn_norm.weight", d);
-    l.w_gate = matrix(f, p + "ffn_gate.weight", d, ff);
-    l.w_up = matrix(f, p + "ffn_up.weight", d, ff);
+    if (c.fused_gate_up) {  // phi3: ffn_up holds the gate's rows, then the up projection's
+      const Matrix gate_up = matrix(f, p + "ffn_up.weight", d, 2 * ff);
+      l.w_gate = rows_of(gate_up, 0, ff);
+      l.w_up = rows_of(gate_up, ff, ff);
+    } else {
+      l.w_gate = matrix(f, p + "ffn_gate.weight", d, ff);
+      l.w_up = matrix(f, p + "ffn_up.weight", d, ff);
+    }
     l.w_down = matrix(f, p + "ffn_down.weight", ff, d);
     layers.push_back(l);
   }
-  if (!c.rope_freq_factors.empty()) used_.insert("rope_freqs.weight");  // read into the config
+  for (std::string& name : tensors_read_into_config(f, c)) used_.insert(std::move(name));
   refuse_unused(f, c);
   // The embedding is gathered (one row per token), not streamed, per step.
   matrix_bytes_ -= token_embd.bytes();
@@ -64,6 +78,13 @@ Matrix LlamaWeights::matrix(const GgufFile& f, const std::string& name, int64_t 
   parameter_count_ += rows * cols;
   matrix_bytes_ += t.nbytes;
   return m;
+}
+
+Matrix LlamaWeights::rows_of(const Matrix& m, int64_t first, int64_t n) {
+  Matrix part = m;
+  part.rows = n;
+  part.data = m.row(first);
+  return part;
 }
 
 const float* LlamaWeights::vector(const GgufFile& f, const std::string& name, int64_t n) {

@@ -69,6 +69,8 @@ class LlamaWeights {
  private:
   Matrix matrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows);
   const float* vector(const GgufFile& f, const std::string& name, int64_t n);
+  // Rows [first, first + n) of a fused matrix, in place.
+  static Matrix rows_of(const Matrix& m, int64_t first, int64_t n);
   void refuse_unused(const GgufFile& f, const ModelConfig& c) const;
 
   std::set<std::string, std::less<>> used_;

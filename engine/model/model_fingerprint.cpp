@@ -66,6 +66,10 @@ cache::Hash128 weights_fingerprint(const Model& model) {
     h.f32(v);
   h.i64(c.sliding_window);
   h.i64(c.sliding_pattern);
+  // LongRoPE's set depends on the context served, not on the bytes alone.
+  h.f32(c.rope_attn_factor);
+  h.u64(c.rope_freq_factors.size());
+  for (float v : c.rope_freq_factors) h.f32(v);
   const auto& tensors = model.file().tensors();
   h.u64(tensors.size());
   for (const GgufTensor& t : tensors) {

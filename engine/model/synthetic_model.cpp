@@ -126,9 +126,14 @@ std::vector<float> llama3_rope_factors(float base, int32_t rope_dim) {
 }  // namespace
 
 void validate(const SyntheticModelSpec& s) {
-  require(s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "gemma2" || s.arch == "gemma3",
-          "arch must be llama, qwen2, qwen3, gemma2 or gemma3, got '" + s.arch + "'");
-  require(s.sliding_window == 0 || s.arch.starts_with("gemma"), "sliding_window is for the gemma architectures");
+  require(s.arch == "llama" || s.arch == "qwen2" || s.arch == "qwen3" || s.arch == "gemma2" || s.arch == "gemma3" ||
+              s.arch == "phi3",
+          "arch must be llama, qwen2, qwen3, gemma2, gemma3 or phi3, got '" + s.arch + "'");
+  require(s.sliding_window == 0 || s.arch.starts_with("gemma") || s.arch == "phi3",
+          "sliding_window is for the gemma and phi3 architectures");
+  require(s.longrope_original_context == 0 || s.arch == "phi3", "LongRoPE is for arch phi3");
+  require(s.longrope_original_context >= 0 && s.longrope_original_context <= s.context,
+          "longrope_original_context must be between 0 (none) and the context");
   require(s.sliding_window >= 0, "sliding_window must be >= 0, got " + std::to_string(s.sliding_window));
   require(!s.llama3_rope_freqs || s.arch == "llama", "Llama 3.1 RoPE factors are for arch llama");
   require(s.rope_linear_factor == 0 || (std::isfinite(s.rope_linear_factor) && s.rope_linear_factor >= 1),
@@ -169,7 +174,11 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   const std::string a = s.arch + ".";
 
   w.set_string("general.architecture", s.arch);
-  w.set_string("general.name", "synthetic-" + s.arch + "-" + std::to_string(s.layers) + "L-" + std::to_string(s.dim) +
+  // llama.cpp sets Phi-3's token attributes by the model's name, which
+  // needs Phi-3's own vocabulary; these models borrow another's, so the
+  // name must not say "phi3".
+  const std::string family = s.arch == "phi3" ? "phi-three" : s.arch;
+  w.set_string("general.name", "synthetic-" + family + "-" + std::to_string(s.layers) + "L-" + std::to_string(s.dim) +
                                    "d-" + type_name + "-seed" + std::to_string(s.seed));
   w.set_u32("general.alignment", 32);
   w.set_u32("general.file_type", file_type(s.type));
@@ -210,6 +219,24 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   }
   w.set_u32(a + "vocab_size", static_cast<uint32_t>(vocab));
 
+  if (s.longrope_original_context > 0) {  // phi3's LongRoPE: two factor sets and the magnitude scale
+    const auto half = static_cast<int64_t>(head_dim / 2);
+    std::vector<float> long_factors, short_factors;
+    for (int64_t i = 0; i < half; ++i) {
+      const double t = half > 1 ? static_cast<double>(i) / static_cast<double>(half - 1) : 0.0;
+      short_factors.push_back(static_cast<float>(1.0 + 0.5 * t));
+      long_factors.push_back(static_cast<float>(std::pow(32.0, t)));
+    }
+    for (auto& [name, factors] : {std::pair{"rope_factors_long.weight", long_factors},
+                                  std::pair{"rope_factors_short.weight", short_factors}})
+      w.add_generated_tensor(name, {half}, TensorType::F32, [factors](std::span<std::byte> out) {
+        std::memcpy(out.data(), factors.data(), out.size());
+      });
+    const double scale = static_cast<double>(s.context) / s.longrope_original_context;
+    w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.longrope_original_context));
+    w.set_f32(a + "rope.scaling.attn_factor",
+              static_cast<float>(std::sqrt(1 + std::log(scale) / std::log(s.longrope_original_context))));
+  }
   if (s.llama3_rope_freqs) {
     std::vector<float> factors = llama3_rope_factors(s.rope_base, static_cast<int32_t>(head_dim));
     w.add_generated_tensor("rope_freqs.weight", {static_cast<int64_t>(factors.size())}, TensorType::F32,
@@ -218,14 +245,18 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   ModelWriter m(w, s.seed);
   m.matrix("token_embd.weight", s.dim, vocab, s.type);
   m.norm("output_norm.weight", s.dim);
-  const bool gemma = s.arch.starts_with("gemma");
+  const bool gemma = s.arch.starts_with("gemma"), phi3 = s.arch == "phi3";
   if (!gemma) m.matrix("output.weight", s.dim, vocab, s.type);  // gemma ties the output to the embedding
   for (int32_t i = 0; i < s.layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     m.norm(p + "attn_norm.weight", s.dim);
-    m.matrix(p + "attn_q.weight", s.dim, q_dim, s.type);
-    m.matrix(p + "attn_k.weight", s.dim, kv_dim, s.type);
-    m.matrix(p + "attn_v.weight", s.dim, kv_dim, s.type);
+    if (phi3) {  // Q, K and V fused, as Phi-3 ships them
+      m.matrix(p + "attn_qkv.weight", s.dim, q_dim + 2 * kv_dim, s.type);
+    } else {
+      m.matrix(p + "attn_q.weight", s.dim, q_dim, s.type);
+      m.matrix(p + "attn_k.weight", s.dim, kv_dim, s.type);
+      m.matrix(p + "attn_v.weight", s.dim, kv_dim, s.type);
+    }
     if (s.arch == "qwen2") {
       m.bias(p + "attn_q.bias", q_dim);
       m.bias(p + "attn_k.bias", kv_dim);
@@ -238,8 +269,12 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     m.matrix(p + "attn_output.weight", q_dim, s.dim, s.type);
     if (gemma) m.norm(p + "post_attention_norm.weight", s.dim);
     m.norm(p + "ffn_norm.weight", s.dim);
-    m.matrix(p + "ffn_gate.weight", s.dim, s.ffn, s.type);
-    m.matrix(p + "ffn_up.weight", s.dim, s.ffn, s.type);
+    if (phi3) {  // the gate's rows, then up's, in one tensor
+      m.matrix(p + "ffn_up.weight", s.dim, 2 * int64_t{s.ffn}, s.type);
+    } else {
+      m.matrix(p + "ffn_gate.weight", s.dim, s.ffn, s.type);
+      m.matrix(p + "ffn_up.weight", s.dim, s.ffn, s.type);
+    }
     m.matrix(p + "ffn_down.weight", s.ffn, s.dim, s.type);
     if (gemma) m.norm(p + "post_ffw_norm.weight", s.dim);
   }

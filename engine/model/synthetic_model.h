@@ -1,4 +1,5 @@
-// Synthetic models of the Llama kind (llama, qwen2, qwen3, gemma2, gemma3): random weights
+// Synthetic models of the Llama kind (llama, qwen2, qwen3, gemma2, gemma3,
+// phi3): random weights
 // of any shape, a real vocabulary.
 // Backs `kvgate mkmodel`, so benchmarks can run 110M- or 1B-shaped models
 // that nobody has to download. The outputs are noise, but every byte the
@@ -21,9 +22,12 @@ namespace kvgate {
 struct SyntheticModelSpec {
   // llama, qwen2 (Q/K/V biases), qwen3 (Q/K norms), gemma2 (post norms,
   // soft-capping, tied output), gemma3 (gemma2's less the soft-capping,
-  // plus Q/K norms)
+  // plus Q/K norms), phi3 (fused Q/K/V and gate/up)
   std::string arch = "llama";
-  int32_t sliding_window = 0;  // gemma: attention.sliding_window (0: the family's default)
+  int32_t sliding_window = 0;  // gemma, phi3: attention.sliding_window (0: the family's default, or none)
+  // phi3 (fused Q/K/V and gate/up): > 0 adds LongRoPE, long and short
+  // factor sets for contexts past this original one, and its attn_factor.
+  int32_t longrope_original_context = 0;
   int32_t layers = 0, dim = 0, heads = 0, kv_heads = 0, ffn = 0;
   int32_t head_dim = 0;        // 0: dim / heads; else written as attention.key_length
   // Writes rope_freqs.weight with Llama 3.1's factors (factor 8, low 1,

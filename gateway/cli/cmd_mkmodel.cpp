@@ -1,4 +1,4 @@
-// kvgate mkmodel: write a GGUF of the Llama kind (llama, qwen2, qwen3, gemma2, gemma3) with
+// kvgate mkmodel: write a GGUF of the Llama kind (llama, qwen2, qwen3, gemma2, gemma3, phi3) with
 // seeded random weights, so tests and benchmarks can run every family and
 // realistic sizes that cannot be downloaded here.
 #include <cstdio>
@@ -21,10 +21,10 @@ struct MkmodelOptions {
 
 void add_mkmodel(CLI::App& app) {
   auto o = std::make_shared<MkmodelOptions>();
-  CLI::App* cmd = app.add_subcommand("mkmodel", "Write a GGUF (llama, qwen2, qwen3, gemma2, gemma3) with seeded random weights");
+  CLI::App* cmd = app.add_subcommand("mkmodel", "Write a GGUF (llama, qwen2, qwen3, gemma2, gemma3, phi3) with seeded random weights");
   cmd->add_option("--out", o->out, "output GGUF file")->required();
-  cmd->add_option("--arch", o->spec.arch, "architecture: llama, qwen2, qwen3, gemma2, gemma3")
-      ->check(CLI::IsMember({"llama", "qwen2", "qwen3", "gemma2", "gemma3"}))
+  cmd->add_option("--arch", o->spec.arch, "architecture: llama, qwen2, qwen3, gemma2, gemma3, phi3")
+      ->check(CLI::IsMember({"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}))
       ->capture_default_str();
   cmd->add_option("--vocab-from", o->spec.vocab_from, "GGUF whose tokenizer.ggml.* metadata to copy")->required();
   cmd->add_option("--layers", o->spec.layers, "transformer blocks")->required();
@@ -35,7 +35,9 @@ void add_mkmodel(CLI::App& app) {
   cmd->add_option("--head-dim", o->spec.head_dim, "head size, when not dim / heads (written as attention.key_length)");
   cmd->add_flag("--llama3-rope-freqs", o->spec.llama3_rope_freqs,
                 "add rope_freqs.weight with Llama 3.1's RoPE factors (arch llama)");
-  cmd->add_option("--sliding-window", o->spec.sliding_window, "gemma: the sliding layers' window, in positions");
+  cmd->add_option("--sliding-window", o->spec.sliding_window, "gemma, phi3: the sliding layers' window, in positions");
+  cmd->add_option("--longrope", o->spec.longrope_original_context,
+                  "phi3: LongRoPE factors for contexts past this original context");
   cmd->add_option("--rope-linear-factor", o->spec.rope_linear_factor, "linear RoPE scaling by this factor (>= 1)");
   cmd->add_option("--context", o->spec.context, "context length")->capture_default_str();
   cmd->add_option("--rope-base", o->spec.rope_base, "RoPE frequency base")->capture_default_str();

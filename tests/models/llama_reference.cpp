@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
   const int vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
 
   llama_context_params cp = llama_context_default_params();
-  cp.n_ctx = static_cast<uint32_t>(n_prompt + steps + 16);
+  // The model's whole context, as kvgate serves it: LongRoPE (phi3) picks
+  // its factor set by the context size.
+  cp.n_ctx = static_cast<uint32_t>(std::max(n_prompt + steps + 16, llama_model_n_ctx_train(model)));
   cp.n_batch = cp.n_ubatch = static_cast<uint32_t>(n_prompt);
   cp.n_threads = cp.n_threads_batch = 2;
   cp.type_k = cp.type_v = GGML_TYPE_F32;

@@ -98,14 +98,28 @@ TEST_F(ModelRefusal, RopeFactorsOnAFamilyWithoutThemAreRefused) {
   EXPECT_REFUSED(path, "'rope_freqs.weight' is not part of the qwen2 architecture");
 }
 
+TEST_F(ModelRefusal, HalfOfLongRopeIsRefused) {
+  const std::string path = variant("phi3", [](GgufWriter& w) {
+    w.add_tensor("rope_factors_long.weight", {8}, TensorType::F32, floats(8, 4.0f));
+  });
+  EXPECT_REFUSED(path, "LongRoPE needs both rope_factors_long.weight and rope_factors_short.weight");
+}
+
+TEST_F(ModelRefusal, GemmaKeysOnAnotherFamilyAreRefused) {
+  const std::string path = variant("qwen3", [](GgufWriter& w) { w.set_f32("qwen3.final_logit_softcapping", 30); });
+  EXPECT_REFUSED(path, "metadata key 'qwen3.final_logit_softcapping' is not supported");
+}
+
 TEST_F(ModelRefusal, EveryFamilysOwnTensorsLoad) {
-  for (const char* arch : {"llama", "qwen2", "qwen3"}) {
+  for (const char* arch : {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}) {
     const std::string path = variant(arch, [](GgufWriter&) {});
     EXPECT_EQ(load_error(path), "(loaded)") << arch;
     const auto m = Model::load(path);
     EXPECT_EQ(m->config().arch, arch);
     EXPECT_EQ(m->config().qkv_bias, std::string(arch) == "qwen2");
-    EXPECT_EQ(m->config().qk_norm, std::string(arch) == "qwen3");
+    EXPECT_EQ(m->config().qk_norm, std::string(arch) == "qwen3" || std::string(arch) == "gemma3");
+    EXPECT_EQ(m->config().post_norms, std::string(arch).starts_with("gemma"));
+    EXPECT_EQ(m->config().fused_gate_up, std::string(arch) == "phi3");
     EXPECT_EQ(m->config().rope_style, std::string(arch) == "llama" ? RopeStyle::kAdjacent : RopeStyle::kHalves);
   }
 }
