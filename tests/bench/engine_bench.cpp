@@ -228,6 +228,14 @@ int main(int argc, char** argv) {
       {"llama-110M f16", bench_model_110m(models_dir, shared, TensorType::F16), 512, 128, 32, true},
       {"llama-110M q8_0", bench_model_110m(models_dir, shared, TensorType::Q8_0), 512, 128, 32, true},
   };
+  // The families' shapes (about 0.3 to 0.45B parameters), written on first use.
+  for (const char* family : {"qwen2", "gemma2", "llama3"})
+    for (TensorType t : {TensorType::F16, TensorType::Q8_0}) {
+      const std::string label = std::string(family) + "-0.4B " + (t == TensorType::F16 ? "f16" : "q8_0");
+      const char* only_env = std::getenv("KVGATE_BENCH_ONLY");
+      if (only_env && label.find(only_env) == std::string::npos) continue;  // not written unless run
+      models.push_back({label, bench_model_family(models_dir, shared, family, t), 512, 128, 32, true});
+    }
   // KVGATE_BENCH_ONLY=substring runs just the matching models (for profiling).
   const char* only = std::getenv("KVGATE_BENCH_ONLY");
   // With the reference, kvgate and llama.cpp take turns, kPairs times, and
