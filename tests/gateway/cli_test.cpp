@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -186,35 +187,37 @@ TEST_F(CliBadInput, UnsupportedArchitecture) {
   expect_error("info --model " + path, "unsupported architecture 'mamba'");
 }
 
-// A model with a tensor kvgate does not compute is refused by name, by
-// `generate` and by `serve` before it listens: never served approximately.
-TEST_F(CliBadInput, AnUncomputedTensorIsRefusedByGenerateAndServe) {
+// A model kvgate cannot compute exactly (a tensor it does not compute, a
+// RoPE scaling it does not do) is refused by name, by `generate` and by
+// `serve` before it listens: never served approximately.
+TEST_F(CliBadInput, AModelKvgateCannotComputeIsRefusedByGenerateAndServe) {
+  struct Case {
+    const char* name;
+    std::function<void(GgufWriter&)> edit;
+    const char* error;
+  };
+  const Case cases[] = {
+      {"extra-tensor",
+       [](GgufWriter& w) {
+         w.add_tensor("blk.0.attn_output.bias", {64}, TensorType::F32, std::vector<std::byte>(64 * sizeof(float)));
+       },
+       "tensor 'blk.0.attn_output.bias' is not part of kvgate's llama model"},
+      {"yarn", [](GgufWriter& w) { w.set_string("llama.rope.scaling.type", "yarn"); },
+       "rope.scaling.type 'yarn' is not supported"},
+  };
   auto src = GgufFile::open(kStories);
-  GgufWriter w;
-  for (const auto& [k, v] : src->metadata()) w.set(k, v);
-  for (const GgufTensor& t : src->tensors())
-    w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
-  std::vector<std::byte> bias(64 * sizeof(float));
-  w.add_tensor("blk.0.attn_output.bias", {64}, TensorType::F32, bias);
-  const std::string path = dir_.sub("extra-tensor.gguf");
-  w.write(path);
-  expect_error("generate --model " + path, "tensor 'blk.0.attn_output.bias' is not part of kvgate's llama model");
-  expect_error("serve --model " + path + " --listen 127.0.0.1:0 --data-dir " + dir_.sub("serve-data"),
-               "tensor 'blk.0.attn_output.bias' is not part of kvgate's llama model");
-}
-
-TEST_F(CliBadInput, AnUnsupportedRopeScalingIsRefusedByGenerateAndServe) {
-  auto src = GgufFile::open(kStories);
-  GgufWriter w;
-  for (const auto& [k, v] : src->metadata()) w.set(k, v);
-  w.set_string("llama.rope.scaling.type", "yarn");
-  for (const GgufTensor& t : src->tensors())
-    w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
-  const std::string path = dir_.sub("yarn.gguf");
-  w.write(path);
-  expect_error("generate --model " + path, "rope.scaling.type 'yarn' is not supported");
-  expect_error("serve --model " + path + " --listen 127.0.0.1:0 --data-dir " + dir_.sub("serve-data2"),
-               "rope.scaling.type 'yarn' is not supported");
+  for (const Case& c : cases) {
+    GgufWriter w;
+    for (const auto& [k, v] : src->metadata()) w.set(k, v);
+    for (const GgufTensor& t : src->tensors())
+      w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
+    c.edit(w);
+    const std::string path = dir_.sub(std::string(c.name) + ".gguf");
+    w.write(path);
+    expect_error("generate --model " + path, c.error);
+    expect_error("serve --model " + path + " --listen 127.0.0.1:0 --data-dir " + dir_.sub(std::string(c.name) + "-data"),
+                 c.error);
+  }
 }
 
 TEST_F(CliBadInput, UnsupportedTokenizer) {

@@ -20,11 +20,13 @@ using kvgate::testing::shared_path;
 
 class ModelRefusal : public ::testing::Test {
  protected:
-  // A small synthetic model of `arch`, copied with `edit` applied to the copy.
-  std::string variant(const std::string& arch, const std::function<void(GgufWriter&)>& edit) {
+  // A small synthetic model of `arch`, copied without the tensor named
+  // `drop` and with `edit` applied to the copy.
+  std::string variant(const std::string& arch, const std::function<void(GgufWriter&)>& edit, int32_t layers = 1,
+                      const std::string& drop = "") {
     SyntheticModelSpec s;
     s.arch = arch;
-    s.layers = 1, s.dim = 32, s.heads = 2, s.kv_heads = 1, s.ffn = 64, s.context = 64;
+    s.layers = layers, s.dim = 32, s.heads = 2, s.kv_heads = 1, s.ffn = 64, s.context = 64;
     s.vocab_from = shared_path("models/stories260K.gguf");
     const std::string base = (dir_.path() / "base.gguf").string();
     write_synthetic_model(s, base);
@@ -32,7 +34,7 @@ class ModelRefusal : public ::testing::Test {
     GgufWriter w;
     for (const auto& [k, v] : src->metadata()) w.set(k, v);
     for (const GgufTensor& t : src->tensors())
-      w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
+      if (t.name != drop) w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
     edit(w);
     const std::string path = (dir_.path() / (arch + "-variant.gguf")).string();
     w.write(path);
@@ -126,19 +128,7 @@ TEST_F(ModelRefusal, EveryFamilysOwnTensorsLoad) {
 
 TEST_F(ModelRefusal, AMissingBiasOfAModelWithBiasesIsNamed) {
   // qwen2's biases come as a set: layer 0 has them, so every layer must.
-  SyntheticModelSpec s;
-  s.arch = "qwen2";
-  s.layers = 2, s.dim = 32, s.heads = 2, s.kv_heads = 1, s.ffn = 64, s.context = 64;
-  s.vocab_from = shared_path("models/stories260K.gguf");
-  const std::string base = (dir_.path() / "two-layers.gguf").string();
-  write_synthetic_model(s, base);
-  auto src = GgufFile::open(base);
-  GgufWriter w;
-  for (const auto& [k, v] : src->metadata()) w.set(k, v);
-  for (const GgufTensor& t : src->tensors())
-    if (t.name != "blk.1.attn_k.bias") w.add_tensor(t.name, t.dims, t.type, std::vector<std::byte>(t.data, t.data + t.nbytes));
-  const std::string path = (dir_.path() / "no-bias.gguf").string();
-  w.write(path);
+  const std::string path = variant("qwen2", [](GgufWriter&) {}, 2, "blk.1.attn_k.bias");
   EXPECT_REFUSED(path, "blk.1.attn_k.bias");
 }
 
