@@ -162,9 +162,13 @@ WeightsView view_of(const LlamaWeights& w) {
   v.token_embd = view_of(w.token_embd);
   v.output_norm = w.output_norm;
   v.output = view_of(w.output);
-  for (const LayerWeights& l : w.layers)
-    v.layers.push_back({l.attn_norm, view_of(l.wq), view_of(l.wk), view_of(l.wv), view_of(l.wo), l.ffn_norm,
-                        view_of(l.w_gate), view_of(l.w_up), view_of(l.w_down)});
+  for (const LayerWeights& l : w.layers) {
+    LayerWeightsView lv{l.attn_norm, view_of(l.wq), view_of(l.wk), view_of(l.wv), view_of(l.wo), l.ffn_norm,
+                        view_of(l.w_gate), view_of(l.w_up), view_of(l.w_down)};
+    lv.bq = l.bq, lv.bk = l.bk, lv.bv = l.bv, lv.q_norm = l.q_norm, lv.k_norm = l.k_norm;
+    lv.attn_post_norm = l.attn_post_norm, lv.ffn_post_norm = l.ffn_post_norm;
+    v.layers.push_back(lv);
+  }
   return v;
 }
 
