@@ -158,10 +158,8 @@ __global__ void __launch_bounds__(kThreads)
   // never read, so the window costs nothing and needs no mask.
   const int32_t qi = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
   const DecodeQuery dq = queries[qi];
-  const int32_t first = first_seen(s, dq.pos);
-  const int32_t n_ctx = dq.pos + 1 - first, part_len = (n_ctx + n_splits - 1) / n_splits;
-  const int32_t part_begin = min(n_ctx, split * part_len);
-  const int32_t begin = first + part_begin, end = first + min(n_ctx, part_begin + part_len);
+  const DecodePart part_range = decode_part(s, dq.pos, split, n_splits);
+  const int32_t begin = part_range.begin, end = part_range.end;
   const int32_t n_tiles = (end - begin + kTile - 1) / kTile;
   const auto tile_rows = [&](int32_t tile) { return min(kTile, end - begin - tile * kTile); };
 

@@ -17,11 +17,6 @@ __device__ __forceinline__ float rotated_second(float a, float b, float c, float
   return __fadd_rn(__fmul_rn(a, s), __fmul_rn(b, c));
 }
 
-// Where pair i of a head starts, and how far its second value is: (2i, 1)
-// for adjacent pairs, (i, half) for halves.
-__device__ __forceinline__ int32_t pair_first(const RopeTable& rope, int32_t i) { return rope.halves ? i : 2 * i; }
-__device__ __forceinline__ int32_t pair_gap(const RopeTable& rope) { return rope.halves ? rope.half : 1; }
-
 // Per row, one thread per item: q's pairs (rotated in place: a thread owns
 // both halves of its pair, so no thread reads what another writes), then
 // k's values (each thread reads its pair and stores its own rotated half),
@@ -38,11 +33,13 @@ __global__ void rope_store_kv_kernel(QkvRows rows, const int32_t* pos, const int
     const float* const cos = rope.cos + static_cast<int64_t>(pos[r]) * half;
     const float* const sin = rope.sin + static_cast<int64_t>(pos[r]) * half;
     if (j < q_pairs) {
-      const int32_t i = j % half, gap = pair_gap(rope);
-      float* const v = q + static_cast<int64_t>(j / half) * hd + pair_first(rope, i);
-      const float a = v[0], b = v[gap];
+      // Pair i of its head, found by its first value: 2i (adjacent) or i (halves).
+      const int32_t i = j % half;
+      const RopeSlot p = rope_slot(rope, rope.halves ? i : 2 * i);
+      float* const v = q + static_cast<int64_t>(j / half) * hd + p.first;
+      const float a = v[0], b = v[p.gap];
       v[0] = rotated_first(a, b, cos[i], sin[i]);
-      v[gap] = rotated_second(a, b, cos[i], sin[i]);
+      v[p.gap] = rotated_second(a, b, cos[i], sin[i]);
       continue;
     }
     const int64_t s = slots[r];
@@ -51,14 +48,13 @@ __global__ void rope_store_kv_kernel(QkvRows rows, const int32_t* pos, const int
     if (const int32_t e = j - q_pairs; e < kvd) {
       // Element d of its head: pair i's first or second value, or past
       // rope_dim (stored as it is).
-      const int32_t d = e % hd, gap = pair_gap(rope);
-      const bool second = rope.halves ? d >= half : d % 2 == 1;
-      const int32_t i = rope.halves ? (second ? d - half : d) : d / 2;
+      const int32_t d = e % hd;
+      const RopeSlot p = rope_slot(rope, d);
       float x = k[e];
-      if (i < half) {
-        const int64_t first = e - d + pair_first(rope, i);
-        const float a = k[first], b = k[first + gap];
-        x = second ? rotated_second(a, b, cos[i], sin[i]) : rotated_first(a, b, cos[i], sin[i]);
+      if (const int32_t i = p.pair; i < half) {
+        const int64_t first = e - d + p.first;
+        const float a = k[first], b = k[first + p.gap];
+        x = p.second ? rotated_second(a, b, cos[i], sin[i]) : rotated_first(a, b, cos[i], sin[i]);
       }
       pool[g.offset(block, layer, 0, slot) + e] = kv_from_float<T>(x);
     } else {

@@ -34,6 +34,25 @@ struct RopeTable {
   bool halves = false;  // pair i is (x[i], x[i + half]); else (x[2i], x[2i + 1])
 };
 
+// Where value d of a head sits in RoPE's pairing: pair `pair` (>= half:
+// past rope_dim, not turned), as its first or second value, the pair's
+// first value at offset `first` of the head and its second `gap` after it.
+// Host and device: the kernel indexes by it and a test without a device
+// checks it against the CPU's pairing.
+struct RopeSlot {
+  int32_t pair, first, gap;
+  bool second;
+};
+__host__ __device__ inline RopeSlot rope_slot(const RopeTable& rope, int32_t d) {
+  const int32_t half = rope.half;
+  if (rope.halves) {
+    const bool second = d >= half && d < 2 * half;
+    const int32_t pair = second ? d - half : d < half ? d : half + d;  // past rope_dim: >= half
+    return {pair, second ? d - half : d, half, second};
+  }
+  return {d / 2, d - d % 2, 1, d % 2 == 1};
+}
+
 // Rows of the fused Q/K/V projection: row r holds q (n_heads heads), then
 // k and v (kv_dim = g.kv_dim values each), starting at x + r * stride.
 struct QkvRows {
