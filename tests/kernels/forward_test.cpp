@@ -381,7 +381,7 @@ TEST_F(CudaForward, OtherFamiliesMatchTheCpu) {
   for (const SyntheticModelSpec& spec :
        {family("llama", 2, 96, 4, 2, 32), qwen2, family("qwen3", 2, 64, 4, 2, 32), family("phi3", 2, 96, 4, 2),
         family("phi3", 2, 96, 4, 4, 0, 24), family("gemma2", 4, 128, 4, 2, 0, 16), gemma3}) {
-    SCOPED_TRACE(spec.arch);
+    SCOPED_TRACE(spec.arch + ", window " + std::to_string(spec.sliding_window));
     auto m = synthetic_family(spec);
     // The GeGLU families' tanhf differs from the host's std::tanh in its
     // last bits; f32 otherwise.
