@@ -36,9 +36,13 @@ static_assert(static_cast<uint32_t>(WeightType::kQ8_0) == static_cast<uint32_t>(
   v.token_embd = view(w.token_embd);
   v.output_norm = w.output_norm;
   v.output = view(w.output);
-  for (const LayerWeights& l : w.layers)
-    v.layers.push_back({l.attn_norm, view(l.wq), view(l.wk), view(l.wv), view(l.wo), l.ffn_norm, view(l.w_gate),
-                        view(l.w_up), view(l.w_down)});
+  for (const LayerWeights& l : w.layers) {
+    LayerWeightsView lv{l.attn_norm, view(l.wq), view(l.wk), view(l.wv), view(l.wo), l.ffn_norm, view(l.w_gate),
+                        view(l.w_up), view(l.w_down)};
+    lv.bq = l.bq, lv.bk = l.bk, lv.bv = l.bv, lv.q_norm = l.q_norm, lv.k_norm = l.k_norm;
+    lv.attn_post_norm = l.attn_post_norm, lv.ffn_post_norm = l.ffn_post_norm;
+    v.layers.push_back(lv);
+  }
   return v;
 }
 

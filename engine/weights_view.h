@@ -27,11 +27,19 @@ struct MatrixView {
   size_t bytes() const { return static_cast<size_t>(rows) * row_bytes; }
 };
 
+// The optional vectors are null when the family has none (always f32).
 struct LayerWeightsView {
   const float* attn_norm = nullptr;  // [dim], always f32
   MatrixView wq, wk, wv, wo;
   const float* ffn_norm = nullptr;   // [dim]
   MatrixView w_gate, w_up, w_down;
+  const float* bq = nullptr;              // [q_dim]: Q/K/V biases (qwen2; optional in llama)
+  const float* bk = nullptr;              // [kv_dim]
+  const float* bv = nullptr;              // [kv_dim]
+  const float* q_norm = nullptr;          // [head_dim]: RMSNorm of each head before RoPE (qwen3, gemma3)
+  const float* k_norm = nullptr;          // [head_dim]
+  const float* attn_post_norm = nullptr;  // [dim]: RMSNorm of the attention output (gemma)
+  const float* ffn_post_norm = nullptr;   // [dim]: RMSNorm of the FFN output (gemma)
 };
 
 struct WeightsView {

@@ -1,16 +1,20 @@
 // The CUDA backend, the CPU backend's forward pass (engine/cpu/cpu_backend.cpp)
 // on the device, kernel for kernel. One step flattens every sequence's new
-// tokens into activation rows X [T][dim]; per layer:
+// tokens into activation rows X [T][dim] (times embed_scale: gemma); per layer:
 //   h      = rmsnorm(x) * attn_norm                      rmsnorm.h
-//   qkv    = h Wqkv^T                                     gemm.h (fused Q, K, V)
-//   rope(q) in place, K/V[slot] <- rope(k), v             rope_kv_store.h (one kernel)
+//   qkv    = h Wqkv^T                                     gemm.h (fused Q, K, V; Q is q_dim wide)
+//   qkv   += bias; q, k heads rmsnorm'd                   qkv_finish.h (the families that have them)
+//   rope(q) in place, K/V[slot] <- rope(k), v             rope_kv_store.h (one kernel; the layer's table)
 //   att    = attention over K/V[0..pos]                   paged_attention.h (decode rows)
-//                                                          prefill_attention.h (prefill tiles)
+//            (scale, soft-cap, window: the layer's)       prefill_attention.h (prefill tiles)
 //   x     += att Wo^T                                     gemm.h, beta 1
+//            or x += rmsnorm(att Wo^T) * post_norm        rmsnorm.h (gemma's post-norms)
 //   h      = rmsnorm(x) * ffn_norm
-//   x     += swiglu(h Wgate_up^T) Wdown^T                 swiglu.h, gemm.h
+//   x     += swiglu(h Wgate_up^T) Wdown^T                 swiglu.h (or GeGLU), gemm.h
+//            (or post-normed, as above)
 // then logits = (rmsnorm(x) * output_norm) Wout^T for the rows that want
-// them (the norm gathers them), copied back through pinned memory.
+// them (the norm gathers them), soft-capped for gemma (softcap.h), copied
+// back through pinned memory.
 //
 // RMSNorm and SwiGLU write their rows in the type the next GEMM reads
 // (Gemm::input_type: the weights' f16 or bf16, else f32), so no step
@@ -53,8 +57,10 @@
 #include "kernels/kv_pool_geometry.h"
 #include "kernels/paged_attention.h"
 #include "kernels/prefill_attention.h"
+#include "kernels/qkv_finish.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope_kv_store.h"
+#include "kernels/softcap.h"
 #include "kernels/step_plan.h"
 #include "kernels/stream.h"
 #include "kernels/swiglu.h"
@@ -163,17 +169,12 @@ void check_shape(const ModelConfig& c) {
   if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0) bad("n_heads is not a multiple of n_kv_heads");
   if (c.head_dim <= 0 || c.head_dim > kMaxHeadDim) bad("head_dim " + std::to_string(c.head_dim) + " (at most 256)");
   if (c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim) bad("rope_dim " + std::to_string(c.rope_dim));
-  // What the CPU backend computes and no kernel here does yet: refused, never approximated.
-  if (c.q_dim() != c.dim) bad("head_count x key_length differs from embedding_length");
-  if (c.rope_style != RopeStyle::kAdjacent) bad("the neox RoPE pairing (" + c.arch + ")");
-  if (c.qkv_bias) bad("Q/K/V biases (" + c.arch + ")");
-  if (c.qk_norm) bad("Q/K RMSNorm (" + c.arch + ")");
-  if (c.embed_scale != 1.0f || c.post_norms || c.ffn_activation != Activation::kSilu)
-    bad("gemma's embedding scale, post-norms and GeGLU (" + c.arch + ")");
-  if (c.attn_softcap > 0 || c.final_softcap > 0) bad("soft-capping (" + c.arch + ")");
-  if (c.sliding_window > 0) bad("sliding-window attention (" + c.arch + ")");
-  if (c.attn_scale > 0 && c.attn_scale != 1.0f / std::sqrt(static_cast<float>(c.head_dim)))
-    bad("a query scale other than 1 / sqrt(head_dim) (" + c.arch + ")");
+  // Everything else ModelConfig describes has a kernel here: Q wider or
+  // narrower than the embedding, either RoPE pairing, Q/K/V biases, Q/K
+  // norms, gemma's embedding scale, GeGLU, post-norms, query scale,
+  // soft-capping and sliding windows (with their own RoPE table).
+  if (c.ffn_activation != Activation::kSilu && c.ffn_activation != Activation::kGeluTanh)
+    bad("an FFN activation other than SiLU and GELU (tanh)");
 }
 
 int select_device() {
@@ -200,10 +201,17 @@ class CudaBackend final : public Backend {
         device_(select_device()),
         gemm_(stream_.get()),
         weights_(DeviceWeights::upload(c_, w, stream_.get())) {
+    const bool halves = c_.rope_style == RopeStyle::kHalves;
     const RopeAngles rope = rope_angles(c_, c_.context_length);
     rope_cos_ = upload(rope.cos, "rope table");
     rope_sin_ = upload(rope.sin, "rope table");
-    rope_ = {rope_cos_.as<float>(), rope_sin_.as<float>(), rope.half};
+    rope_ = {rope_cos_.as<float>(), rope_sin_.as<float>(), rope.half, halves};
+    if (c_.sliding_window > 0) {  // the sliding layers' own base and scale, as the CPU's rope_of
+      const RopeAngles swa = rope_angles(c_, c_.context_length, true);
+      rope_swa_cos_ = upload(swa.cos, "rope table (sliding layers)");
+      rope_swa_sin_ = upload(swa.sin, "rope table (sliding layers)");
+      rope_swa_ = {rope_swa_cos_.as<float>(), rope_swa_sin_.as<float>(), swa.half, halves};
+    }
     ensure_scratch(kReservedRows, kReservedLogitRows);
     // The GEMMs' Q8_0 scratch at its final size, before the pool takes the
     // free memory and before any graph is captured.
@@ -321,11 +329,11 @@ class CudaBackend final : public Backend {
 
   void ensure_scratch(int64_t rows, int64_t logit_rows) {
     const auto f = [](int64_t n, int64_t width) { return static_cast<size_t>(n * width) * sizeof(float); };
-    const int64_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim;
+    const int64_t d = c_.dim, qd = c_.q_dim(), kvd = c_.kv_dim(), ff = c_.ffn_dim;
     ensure_bytes(x_, f(rows, d), "activations");
     ensure_bytes(h_, f(rows, d), "activations");
-    ensure_bytes(att_, f(rows, d), "attention output");
-    ensure_bytes(qkv_, f(rows, d + 2 * kvd), "q, k, v");
+    ensure_bytes(att_, f(rows, qd), "attention output");
+    ensure_bytes(qkv_, f(rows, qd + 2 * kvd), "q, k, v");
     ensure_bytes(gate_up_, f(rows, 2 * ff), "gate, up");
     ensure_bytes(act_, f(rows, ff), "swiglu output");
     ensure_bytes(logits_, f(logit_rows, c_.vocab_size), "logits");
@@ -385,41 +393,61 @@ class CudaBackend final : public Backend {
     return g;
   }
 
-  AttentionShape shape() const {
-    return {c_.n_heads, c_.n_kv_heads, c_.head_dim, 1.0f / std::sqrt(static_cast<float>(c_.head_dim))};
+  // The attention of a layer: the model's scale and soft-cap, and the
+  // window on its sliding layers (the CPU's shape_of). Without a layer: what
+  // sizes the decode workspace, which the window does not change.
+  AttentionShape shape(int32_t layer = -1) const {
+    return {c_.n_heads, c_.n_kv_heads, c_.head_dim, c_.attention_scale(), c_.attn_softcap,
+            layer >= 0 && c_.is_sliding(layer) ? c_.sliding_window : 0};
   }
+  const RopeTable& rope_of(int32_t layer) const { return c_.is_sliding(layer) ? rope_swa_ : rope_; }
 
   // The step's kernels for T rows, `head` of them wanting logits, on the
   // compute stream: the forward pass of the file's comment.
   void queue_step(const DeviceStep& step, int64_t T, int64_t head) {
     const cudaStream_t s = stream_.get();
-    const int32_t d = c_.dim, kvd = c_.kv_dim(), ff = c_.ffn_dim, qkvw = d + 2 * kvd;
+    const int32_t d = c_.dim, qd = c_.q_dim(), kvd = c_.kv_dim(), ff = c_.ffn_dim, qkvw = qd + 2 * kvd;
     float *x = x_.as<float>(), *att = att_.as<float>(), *qkv = qkv_.as<float>(), *gate_up = gate_up_.as<float>();
-    const AttentionShape sh = shape();
     const auto n_decode = static_cast<int32_t>(plan_.decode.size());
     const auto n_tiles = static_cast<int32_t>(plan_.prefill.size());
+    const bool gelu = c_.ffn_activation == Activation::kGeluTanh;
+    // A block's output joins the residual x: directly (the GEMM adds, beta
+    // 1), or through gemma's post-norm (the GEMM writes h in f32, the norm
+    // adds it).
+    const auto linear_into_residual = [&](const DeviceMatrix& w, const void* in, bool typed, const DeviceBuffer& post) {
+      float* const dst = post.as() ? h_.as<float>() : x;
+      if (typed)
+        gemm_.linear_typed(w, in, T, dst, d, post.as() ? 0.0f : 1.0f);
+      else
+        gemm_.linear(w, static_cast<const float*>(in), T, dst, d, post.as() ? 0.0f : 1.0f);
+      if (post.as()) rmsnorm_add_rows(h_.as<float>(), T, post.as<float>(), d, c_.rms_eps, x, s);
+    };
 
-    embed_rows(weights_.embd_type, weights_.embd, weights_.embd_row_bytes, step.tokens, T, d, x, s);
+    embed_rows(weights_.embd_type, weights_.embd, weights_.embd_row_bytes, step.tokens, T, d, x, s, c_.embed_scale);
     for (int32_t l = 0; l < c_.n_layers; ++l) {
       const DeviceLayer& L = weights_.layers[l];
+      const AttentionShape sh = shape(l);
+      const QkvRows rows{qkv, qkvw, c_.n_heads, c_.head_dim};
       rmsnorm_rows(x, nullptr, T, L.attn_norm.as<float>(), d, c_.rms_eps, h_.as(), Gemm::input_type(L.qkv), s);
       gemm_.linear_typed(L.qkv, h_.as(), T, qkv, qkvw, 0.0f);
-      rope_store_kv({qkv, qkvw, c_.n_heads, c_.head_dim}, step.pos, step.slots, T, rope_, geometry_, kv_type_,
-                    pool_.as(), l, s);
-      paged_decode_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.decode, n_decode,
+      qkv_finish(rows, c_.n_kv_heads, T, L.qkv_bias.as<float>(), L.q_norm.as<float>(), L.k_norm.as<float>(),
+                 c_.rms_eps, s);
+      rope_store_kv(rows, step.pos, step.slots, T, rope_of(l), geometry_, kv_type_, pool_.as(), l, s);
+      paged_decode_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, qd, step.decode, n_decode,
                              step.tables, decode_ws_.as(), s);
-      prefill_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, d, step.prefill, n_tiles,
+      prefill_attention(geometry_, kv_type_, pool_.as(), l, sh, qkv, qkvw, att, qd, step.prefill, n_tiles,
                         step.tables, s);
-      gemm_.linear(L.wo, att, T, x, d, 1.0f);
+      linear_into_residual(L.wo, att, false, L.attn_post_norm);
       rmsnorm_rows(x, nullptr, T, L.ffn_norm.as<float>(), d, c_.rms_eps, h_.as(), Gemm::input_type(L.gate_up), s);
       gemm_.linear_typed(L.gate_up, h_.as(), T, gate_up, 2 * ff, 0.0f);
-      swiglu_rows(gate_up, T, ff, act_.as(), Gemm::input_type(L.down), s);
-      gemm_.linear_typed(L.down, act_.as(), T, x, d, 1.0f);
+      (gelu ? geglu_rows : swiglu_rows)(gate_up, T, ff, act_.as(), Gemm::input_type(L.down), s);
+      linear_into_residual(L.down, act_.as(), true, L.ffn_post_norm);
     }
     if (head > 0) {
       rmsnorm_rows(x, step.head_rows, head, weights_.output_norm.as<float>(), d, c_.rms_eps, h_.as(),
                    Gemm::input_type(weights_.output), s);
       gemm_.linear_typed(weights_.output, h_.as(), head, logits_.as<float>(), c_.vocab_size, 0.0f);
+      if (c_.final_softcap > 0) softcap_values(logits_.as<float>(), head * c_.vocab_size, c_.final_softcap, s);
     }
   }
 
@@ -443,8 +471,8 @@ class CudaBackend final : public Backend {
   Stream stream_;
   Gemm gemm_;
   DeviceWeights weights_;
-  DeviceBuffer rope_cos_, rope_sin_;
-  RopeTable rope_{};
+  DeviceBuffer rope_cos_, rope_sin_, rope_swa_cos_, rope_swa_sin_;
+  RopeTable rope_{}, rope_swa_{};  // the global layers' and (sliding_window > 0) the sliding layers'
   KvCapacity cap_;
   KvPoolGeometry geometry_;
   DeviceBuffer pool_;

@@ -1,7 +1,9 @@
 #include "kernels/device_weights.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "kernels/convert.h"
 
@@ -61,6 +63,27 @@ DeviceBuffer upload_vector(const float* v, int64_t n, const char* what, cudaStre
   return b;
 }
 
+// An optional vector: an empty buffer when the model has none.
+DeviceBuffer upload_optional(const float* v, int64_t n, const char* what, cudaStream_t stream) {
+  return v ? upload_vector(v, n, what, stream) : DeviceBuffer();
+}
+
+// Q, K and V's biases as one vector matching the fused projection's row, so
+// one pass adds them (qkv_finish.h). A file may give some and not others
+// (llama's are each optional): the missing ones are zeros, and x + 0 is x.
+DeviceBuffer upload_qkv_bias(const ModelConfig& c, const LayerWeightsView& lw, cudaStream_t stream) {
+  if (!lw.bq && !lw.bk && !lw.bv) return {};
+  const auto qd = static_cast<size_t>(c.q_dim()), kvd = static_cast<size_t>(c.kv_dim());
+  std::vector<float> b(qd + 2 * kvd, 0.0f);
+  if (lw.bq) std::copy_n(lw.bq, qd, b.begin());
+  if (lw.bk) std::copy_n(lw.bk, kvd, b.begin() + static_cast<std::ptrdiff_t>(qd));
+  if (lw.bv) std::copy_n(lw.bv, kvd, b.begin() + static_cast<std::ptrdiff_t>(qd + kvd));
+  DeviceBuffer d(b.size() * sizeof(float), "attn_qkv bias");
+  check(cudaMemcpyAsync(d.as(), b.data(), d.bytes(), cudaMemcpyHostToDevice, stream), "attn_qkv bias");
+  check(cudaStreamSynchronize(stream), "attn_qkv bias");  // before `b`, this function's, is freed
+  return d;
+}
+
 }  // namespace
 
 DeviceWeights DeviceWeights::upload(const ModelConfig& c, const WeightsView& w, cudaStream_t stream) {
@@ -74,8 +97,15 @@ DeviceWeights DeviceWeights::upload(const ModelConfig& c, const WeightsView& w, 
     l.wo = fuse({&lw.wo}, "attn_output", stream);
     l.gate_up = fuse({&lw.w_gate, &lw.w_up}, "ffn_gate_up", stream);
     l.down = fuse({&lw.w_down}, "ffn_down", stream);
+    l.qkv_bias = upload_qkv_bias(c, lw, stream);
+    l.q_norm = upload_optional(lw.q_norm, c.head_dim, "attn_q_norm", stream);
+    l.k_norm = upload_optional(lw.k_norm, c.head_dim, "attn_k_norm", stream);
+    if (!lw.q_norm != !lw.k_norm) throw Error("weights: a layer has one of attn_q_norm and attn_k_norm");
+    l.attn_post_norm = upload_optional(lw.attn_post_norm, c.dim, "post_attention_norm", stream);
+    l.ffn_post_norm = upload_optional(lw.ffn_post_norm, c.dim, "post_ffw_norm", stream);
     d.bytes += l.attn_norm.bytes() + l.ffn_norm.bytes() + l.qkv.storage.bytes() + l.wo.storage.bytes() +
-               l.gate_up.storage.bytes() + l.down.storage.bytes();
+               l.gate_up.storage.bytes() + l.down.storage.bytes() + l.qkv_bias.bytes() + l.q_norm.bytes() +
+               l.k_norm.bytes() + l.attn_post_norm.bytes() + l.ffn_post_norm.bytes();
     d.layers.push_back(std::move(l));
   }
   d.output_norm = upload_vector(w.output_norm, c.dim, "output_norm", stream);

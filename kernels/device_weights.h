@@ -25,10 +25,14 @@
 
 namespace kvgate::cuda {
 
+// The optional vectors are empty buffers (null) when the family has none.
 struct DeviceLayer {
   DeviceBuffer attn_norm, ffn_norm;  // f32 [dim]
-  DeviceMatrix qkv;                  // [dim + 2 kv_dim][dim]: Wq, Wk, Wv
-  DeviceMatrix wo;                   // [dim][dim]
+  DeviceMatrix qkv;                  // [q_dim + 2 kv_dim][dim]: Wq, Wk, Wv
+  DeviceMatrix wo;                   // [dim][q_dim]
+  DeviceBuffer qkv_bias;             // f32 [q_dim + 2 kv_dim]: bq, bk, bv (a missing one as zeros)
+  DeviceBuffer q_norm, k_norm;       // f32 [head_dim]
+  DeviceBuffer attn_post_norm, ffn_post_norm;  // f32 [dim]
   DeviceMatrix gate_up;              // [2 ffn][dim]: W_gate, W_up
   DeviceMatrix down;                 // [dim][ffn]
 };

@@ -13,7 +13,9 @@
 namespace kvgate::cuda {
 
 // out[t][0:dim] = row tokens[t] of `table` (rows `row_bytes` apart), for t < n.
+// Each value times `scale` when it is not 1 (gemma's sqrt(dim)), one f32
+// multiply after widening, as the CPU scales the widened row.
 void embed_rows(WeightType type, const void* table, size_t row_bytes, const int32_t* tokens, int64_t n, int32_t dim,
-                float* out, cudaStream_t stream);
+                float* out, cudaStream_t stream, float scale = 1.0f);
 
 }  // namespace kvgate::cuda

@@ -152,12 +152,14 @@ __global__ void __launch_bounds__(kThreads)
   const auto k_tile = [&](int buf) { return region + (2 * buf) * kTile * t.row_bytes; };
   const auto v_tile = [&](int buf) { return region + (2 * buf + 1) * kTile * t.row_bytes; };
 
-  // This block's part of the context [0, pos]: parts of ceil((pos + 1) / S)
-  // positions, so the last ones may be short or empty.
+  // This block's part of the context [first, pos] (first = 0 but on a
+  // sliding-window layer): parts of ceil((pos + 1 - first) / S) positions,
+  // so the last ones may be short or empty. Positions before the window are
+  // never read, so the window costs nothing and needs no mask.
   const int32_t qi = blockIdx.x, kv_head = blockIdx.y, split = blockIdx.z, n_splits = gridDim.z;
   const DecodeQuery dq = queries[qi];
-  const int32_t n_ctx = dq.pos + 1, part_len = (n_ctx + n_splits - 1) / n_splits;
-  const int32_t begin = min(n_ctx, split * part_len), end = min(n_ctx, begin + part_len);
+  const DecodePart part_range = decode_part(s, dq.pos, split, n_splits);
+  const int32_t begin = part_range.begin, end = part_range.end;
   const int32_t n_tiles = (end - begin + kTile - 1) / kTile;
   const auto tile_rows = [&](int32_t tile) { return min(kTile, end - begin - tile * kTile); };
 
@@ -277,6 +279,7 @@ __global__ void __launch_bounds__(kThreads)
         score = 0.0f;
 #pragma unroll
         for (int w = 0; w < kWarps; ++w) score += sp[(w * G + g) * kTile + lane];
+        score = soft_capped(s, score);  // gemma 2; the scale is already in q
       }
       const float m_new = fmaxf(m[k], warp_max(score));
       const float alpha = expf(m[k] - m_new);

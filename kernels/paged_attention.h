@@ -24,6 +24,21 @@
 
 namespace kvgate::cuda {
 
+// Part `split` of n_splits of the context a decode query at `pos` sees,
+// positions [begin, end): the visible positions [first_seen, pos] cut into
+// parts of ceil(n / n_splits), so the last parts may be short or empty
+// (begin == end). Host and device: the kernel cuts its part by it, and a
+// test without a device checks that the parts tile the window.
+struct DecodePart {
+  int32_t begin, end;
+};
+__host__ __device__ inline DecodePart decode_part(const AttentionShape& s, int32_t pos, int32_t split,
+                                                  int32_t n_splits) {
+  const int32_t first = first_seen(s, pos), n = pos + 1 - first, len = (n + n_splits - 1) / n_splits;
+  const int32_t b = split * len < n ? split * len : n;
+  return {first + b, first + (b + len < n ? b + len : n)};
+}
+
 // Query heads per KV head (n_heads / n_kv_heads) the kernel computes
 // together: its per-thread accumulators are sized for this many. Llama-3
 // has 4, Qwen2 up to 7; above this the launcher throws.

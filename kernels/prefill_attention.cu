@@ -25,10 +25,13 @@
 // fragment type, so this is the mapping mma_sync's results use too.) The
 // output leaves through shared memory (store_matrix_sync, then coalesced f32
 // stores of the live rows divided by l), so pad rows are never written.
-// Key tiles start at 0 and stop at the tile's last position + 1: tiles wholly
-// in the causal future are never loaded, and in the last tile the 16-key
-// fragments past it are skipped in both products. Blocks run the heaviest
-// tiles (latest positions) first.
+// Key tiles start at 0 (on a sliding-window layer, at the tile holding the
+// first row's first visible position) and stop at the tile's last position
+// + 1: tiles wholly in the causal future are never loaded, and in the last
+// tile the 16-key fragments past it are skipped in both products; the window
+// and causal masks are applied per score. Gemma 2's soft-capping is applied
+// to S in f32 before the softmax. Blocks run the heaviest tiles (latest
+// positions) first.
 //
 // Shared memory per block, with W warps and L = head_dim + 8 (the pad moves
 // consecutive rows by 16 bytes, off each other's banks for the fragment
@@ -114,7 +117,10 @@ __global__ void __launch_bounds__(kWarps* kWarpSize)
   }
 
   const int32_t n_keys = tile.pos + tile.n;  // the last row sees every position
-  for (int32_t k0 = 0; k0 < n_keys; k0 += kKeys) {
+  // The tile's first row sees the earliest position (all of them but on a
+  // sliding-window layer); key tiles before it are never loaded.
+  const int32_t k_begin = first_seen(s, tile.pos) / kKeys * kKeys;
+  for (int32_t k0 = k_begin; k0 < n_keys; k0 += kKeys) {
     __syncthreads();  // the previous tile's keys are no longer read
     for (int32_t i = threadIdx.x; i < kKeys * hd; i += blockDim.x) {
       const int32_t j = i / hd, d = i % hd, p = k0 + j;
@@ -135,11 +141,12 @@ __global__ void __launch_bounds__(kWarps* kWarpSize)
       const int32_t row_pos = tile.pos + r;
       if (r >= tile.n || k0 > row_pos) continue;  // warp-uniform
       const int32_t p = k0 + lane;
-      const bool seen = p <= row_pos;
+      const bool seen = p <= row_pos && p >= first_seen(s, row_pos);
       float score = -FLT_MAX;
       if (seen) {
         score = 0.0f;
         for (int32_t d = 0; d < hd; ++d) score += qs[r * hd + d] * ks[lane * (hd + 1) + d];
+        score = soft_capped(s, score);
       }
       const float m_new = fmaxf(m[j], warp_max(score));
       const float alpha = expf(m[j] - m_new);
@@ -270,7 +277,10 @@ __global__ void __launch_bounds__(kMaxWarps* kWarpSize)
   const int chunks = hd / 8;                 // 16-byte pieces of a K or V row
   const int64_t v_off = static_cast<int64_t>(B) * g.kv_dim;
   const int64_t head_off = static_cast<int64_t>(kv_head) * hd;
-  for (int32_t k0 = 0; k0 < n_keys; k0 += kKeys) {
+  // On a sliding-window layer row r sees [row_first, row_pos]; key tiles
+  // before the tile's first row's window are never loaded.
+  const int32_t row_first = first_seen(s, row_pos);
+  for (int32_t k0 = first_seen(s, tile.pos) / kKeys * kKeys; k0 < n_keys; k0 += kKeys) {
     __syncthreads();  // every warp is done with the previous K, V, S and P
     for (int32_t i = static_cast<int32_t>(threadIdx.x); i < kKeys * chunks; i += static_cast<int32_t>(blockDim.x)) {
       const int32_t j = i / chunks, c = i % chunks, p = k0 + j;
@@ -310,11 +320,17 @@ __global__ void __launch_bounds__(kMaxWarps* kWarpSize)
 
     // Online softmax of row r. A lane visits its 32 columns rotated by the
     // row (the set is the same), so the 32 lanes read 32 different banks.
-    const float* srow = sw + r * kLds;
+    float* const srow = sw + r * kLds;
+    const auto seen = [&](int c) { return row_live && k0 + c <= row_pos && k0 + c >= row_first; };
+    if (s.softcap > 0)  // gemma 2, in place: each lane caps the columns it reads below
+      for (int j = 0; j < 32; ++j) {
+        const int c = side * 32 + ((j + 16 * side - 3 * r) & 31);
+        srow[c] = soft_capped(s, srow[c]);
+      }
     float mx = -FLT_MAX;
     for (int j = 0; j < 32; ++j) {
       const int c = side * 32 + ((j + 16 * side - 3 * r) & 31);
-      if (row_live && k0 + c <= row_pos) mx = fmaxf(mx, srow[c]);
+      if (seen(c)) mx = fmaxf(mx, srow[c]);
     }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     const float m_new = fmaxf(m_run, mx);
@@ -324,7 +340,7 @@ __global__ void __launch_bounds__(kMaxWarps* kWarpSize)
     for (int j = 0; j < 32; ++j) {
       const int c = side * 32 + ((j + 16 * side - 3 * r) & 31);
       float w = 0.0f;
-      if (row_live && k0 + c <= row_pos) w = expf(srow[c] - m_new);
+      if (seen(c)) w = expf(srow[c] - m_new);
       const T wt = kv_from_float<T>(w);
       prow[c] = wt;
       sum += kv_to_float(wt);

@@ -18,4 +18,10 @@ namespace kvgate::cuda {
 void rmsnorm_rows(const float* x, const int32_t* rows, int64_t n, const float* w, int32_t dim, float eps, void* out,
                   WeightType out_type, cudaStream_t stream);
 
+// gemma's post-norms: for r < n, x[r] += rmsnorm(h[r]) * w, both rows `dim`
+// f32 wide; the CPU normalizes h in place, then adds it to the residual:
+// the same roundings, in one pass.
+void rmsnorm_add_rows(const float* h, int64_t n, const float* w, int32_t dim, float eps, float* x,
+                      cudaStream_t stream);
+
 }  // namespace kvgate::cuda

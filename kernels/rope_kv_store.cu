@@ -33,22 +33,28 @@ __global__ void rope_store_kv_kernel(QkvRows rows, const int32_t* pos, const int
     const float* const cos = rope.cos + static_cast<int64_t>(pos[r]) * half;
     const float* const sin = rope.sin + static_cast<int64_t>(pos[r]) * half;
     if (j < q_pairs) {
+      // Pair i of its head, found by its first value: 2i (adjacent) or i (halves).
       const int32_t i = j % half;
-      float* const v = q + static_cast<int64_t>(j / half) * hd + 2 * i;
-      const float a = v[0], b = v[1];
+      const RopeSlot p = rope_slot(rope, rope.halves ? i : 2 * i);
+      float* const v = q + static_cast<int64_t>(j / half) * hd + p.first;
+      const float a = v[0], b = v[p.gap];
       v[0] = rotated_first(a, b, cos[i], sin[i]);
-      v[1] = rotated_second(a, b, cos[i], sin[i]);
+      v[p.gap] = rotated_second(a, b, cos[i], sin[i]);
       continue;
     }
     const int64_t s = slots[r];
     if (s < 0) continue;
     const auto block = static_cast<int32_t>(s / g.block_size), slot = static_cast<int32_t>(s % g.block_size);
     if (const int32_t e = j - q_pairs; e < kvd) {
-      const int32_t d = e % hd, i = d / 2;
+      // Element d of its head: pair i's first or second value, or past
+      // rope_dim (stored as it is).
+      const int32_t d = e % hd;
+      const RopeSlot p = rope_slot(rope, d);
       float x = k[e];
-      if (i < half) {
-        const float a = k[e - d % 2], b = k[e - d % 2 + 1];
-        x = d % 2 == 0 ? rotated_first(a, b, cos[i], sin[i]) : rotated_second(a, b, cos[i], sin[i]);
+      if (const int32_t i = p.pair; i < half) {
+        const int64_t first = e - d + p.first;
+        const float a = k[first], b = k[first + p.gap];
+        x = p.second ? rotated_second(a, b, cos[i], sin[i]) : rotated_first(a, b, cos[i], sin[i]);
       }
       pool[g.offset(block, layer, 0, slot) + e] = kv_from_float<T>(x);
     } else {

@@ -5,12 +5,13 @@
 // it is never written back to the activations, and a layer launches one
 // kernel for both steps.
 //
-// RoPE is llama.cpp's "normal" RoPE as the CPU applies it
-// (engine/cpu/rowwise.h): adjacent pairs (x[2i], x[2i+1]) of each head's
-// first rope_dim values turn by the angles of engine/rope_angles.h, the
-// table the CPU uses too, uploaded, so both backends rotate by the same
-// numbers. (The "neox" pairing is refused by the backend until a kernel
-// does it.) A slot
+// RoPE as the CPU applies it (engine/cpu/rowwise.h): pair i of each head's
+// first rope_dim values -- adjacent, (x[2i], x[2i+1]) (llama.cpp's "normal":
+// llama), or halves, (x[i], x[i + rope_dim/2]) ("neox": qwen2, qwen3,
+// gemma, phi3) -- turns by the angles of engine/rope_angles.h, the table
+// the CPU uses too, uploaded, so both backends rotate by the same numbers.
+// A layer may have a table of its own (sliding-window layers: their own
+// base and scale); the caller passes the one for the layer. A slot
 // is named as block * block_size + slot (vLLM's slot mapping), computed on
 // the host from the block table, so the kernel never looks at a table.
 #pragma once
@@ -30,7 +31,27 @@ struct RopeTable {
   const float* cos;
   const float* sin;
   int32_t half;
+  bool halves = false;  // pair i is (x[i], x[i + half]); else (x[2i], x[2i + 1])
 };
+
+// Where value d of a head sits in RoPE's pairing: pair `pair` (>= half:
+// past rope_dim, not turned), as its first or second value, the pair's
+// first value at offset `first` of the head and its second `gap` after it.
+// Host and device: the kernel indexes by it and a test without a device
+// checks it against the CPU's pairing.
+struct RopeSlot {
+  int32_t pair, first, gap;
+  bool second;
+};
+__host__ __device__ inline RopeSlot rope_slot(const RopeTable& rope, int32_t d) {
+  const int32_t half = rope.half;
+  if (rope.halves) {
+    const bool second = d >= half && d < 2 * half;
+    const int32_t pair = second ? d - half : d < half ? d : half + d;  // past rope_dim: >= half
+    return {pair, second ? d - half : d, half, second};
+  }
+  return {d / 2, d - d % 2, 1, d % 2 == 1};
+}
 
 // Rows of the fused Q/K/V projection: row r holds q (n_heads heads), then
 // k and v (kv_dim = g.kv_dim values each), starting at x + r * stride.

@@ -43,8 +43,16 @@ struct Seq {
   int32_t start, n;
 };
 
-cuda::AttentionShape device_shape(const Shape& sh) {
-  return {sh.heads, sh.kv_heads, sh.head_dim, 1.0f / std::sqrt(static_cast<float>(sh.head_dim))};
+// What a layer may add to the plain shape (gemma, phi3): its own query
+// scale (0: 1 / sqrt(head_dim)), soft-capping of the scores, a window.
+struct Scores {
+  float scale = 0, softcap = 0;
+  int32_t window = 0;
+};
+
+cuda::AttentionShape device_shape(const Shape& sh, const Scores& x = {}) {
+  return {sh.heads, sh.kv_heads, sh.head_dim,
+          x.scale > 0 ? x.scale : 1.0f / std::sqrt(static_cast<float>(sh.head_dim)), x.softcap, x.window};
 }
 
 class CudaAttention : public CudaTest, public ::testing::WithParamInterface<Shape> {
@@ -52,7 +60,7 @@ class CudaAttention : public CudaTest, public ::testing::WithParamInterface<Shap
   // Fills a pool of n_blocks blocks, runs both attention kernels over `seqs`
   // (tables drawn from the shuffled blocks, overlapping between sequences as
   // prefix-cached ones do) and compares every row with the CPU.
-  void check_batch(const std::vector<Seq>& seqs, int32_t n_blocks, uint32_t seed) {
+  void check_batch(const std::vector<Seq>& seqs, int32_t n_blocks, uint32_t seed, const Scores& extra = {}) {
     const Shape sh = GetParam();
     const int32_t B = 16, layers = 2, layer = 1, kvd = sh.kv_heads * sh.head_dim;
     const int32_t qd = sh.heads * sh.head_dim, G = sh.heads / sh.kv_heads;
@@ -94,7 +102,8 @@ class CudaAttention : public CudaTest, public ::testing::WithParamInterface<Shap
     cuda::DeviceBuffer dout(q.size() * sizeof(float), "out");
     cuda::StepUploader up;
     const cuda::DeviceStep step = up.upload(plan, nullptr);
-    const cuda::AttentionShape shape = device_shape(sh);
+    const cuda::AttentionShape shape = device_shape(sh, extra);
+    const AttentionShape cpu_shape{sh.head_dim, G, extra.scale, extra.softcap, extra.window};
 
     // Exactly the bytes asked for, then a guard the kernels must not write.
     const int32_t splits = cuda::paged_decode_splits(shape, n_decode);
@@ -123,12 +132,12 @@ class CudaAttention : public CudaTest, public ::testing::WithParamInterface<Shap
         const int64_t off = row * qd + static_cast<int64_t>(kvh) * G * sh.head_dim;
         if (s.n == 1) {
           std::vector<float> scores;
-          attend(cpu, layer, tables[i], s.start + 1, kvh, {sh.head_dim, G}, &q[off], &want[off], scores);
+          attend(cpu, layer, tables[i], s.start + 1, kvh, cpu_shape, &q[off], &want[off], scores);
         } else {
           GatheredKv gathered;
           gather_kv(cpu, layer, tables[i], s.start + s.n, kvh, sh.head_dim, gathered);
           AttendRowsScratch scratch;
-          attend_rows(gathered, s.start, s.n, {sh.head_dim, G}, &q[off], &want[off], qd, scratch);
+          attend_rows(gathered, s.start, s.n, cpu_shape, &q[off], &want[off], qd, scratch);
         }
       }
       // Prefill rows of f16 / bf16 K/V with head_dim a multiple of 16 run on
@@ -169,6 +178,26 @@ TEST_P(CudaAttention, ManyDecodesMatchTheCpu) {
   std::vector<Seq> seqs;
   for (int i = 0; i < 300; ++i) seqs.push_back({ctx(rng) - 1, 1});
   check_batch(seqs, 64, 25);
+}
+
+// A gemma 2 layer: its own query scale, scores soft-capped at 2 (tight
+// enough that the cap changes every weight; gemma's 50 would barely touch
+// these unit-sized scores) and a window of 37, over the mixed batch: decodes
+// whose windows start mid-part and mid-tile, one before the window bites
+// (contexts 1, 5, 16, 17), and prefills whose windows start mid-tile and,
+// after the cached prefix, before the chunk. Then the window alone (gemma
+// 3, phi3: no cap) with one long query split into many parts, most of them
+// empty, and a window of 100 over 300 short decodes.
+TEST_P(CudaAttention, SoftCapAndSlidingWindowMatchTheCpu) {
+  const std::vector<Seq> mixed{{0, 1}, {4, 1}, {15, 1}, {16, 1}, {299, 1}, {999, 1}, {2499, 1}, {0, 16}, {40, 37}};
+  check_batch(mixed, 192, 31, {0.0625f, 2.0f, 37});
+  check_batch(mixed, 192, 32, {0, 0, 64});
+  check_batch({{2999, 1}}, 192, 33, {0, 0, 100});
+  std::mt19937 rng(34);
+  std::uniform_int_distribution<int32_t> ctx(1, 200);
+  std::vector<Seq> seqs;
+  for (int i = 0; i < 300; ++i) seqs.push_back({ctx(rng) - 1, 1});
+  check_batch(seqs, 64, 35, {0, 50.0f, 100});
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention,

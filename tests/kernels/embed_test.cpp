@@ -38,6 +38,34 @@ TEST_P(CudaEmbed, RowsAreTheCpusDequantizedRowsBitForBit) {
   }
 }
 
+// gemma's sqrt(dim) scale: the widened row times the scale, one f32
+// multiply per value, as the CPU scales it -- bit for bit.
+TEST_P(CudaEmbed, ScaledRowsAreTheCpusScaledRowsBitForBit) {
+  const TensorType type = GetParam();
+  const int32_t vocab = 40, dim = 64;
+  const size_t row_bytes = type == TensorType::F32 ? dim * 4 : type == TensorType::Q8_0 ? dim / 32 * 34 : dim * 2;
+  std::mt19937 rng(6);
+  std::normal_distribution<float> nd;
+  std::vector<unsigned char> table(vocab * row_bytes);
+  std::vector<float> row(dim);
+  for (int32_t r = 0; r < vocab; ++r) {
+    for (auto& x : row) x = nd(rng);
+    quantize_row(type, row.data(), table.data() + r * row_bytes, dim);
+  }
+  const float scale = std::sqrt(static_cast<float>(dim));
+  const std::vector<int32_t> tokens{3, 39, 0, 3};
+  auto d_table = to_device(table);
+  auto d_tokens = to_device(tokens);
+  cuda::DeviceBuffer d_out(tokens.size() * dim * sizeof(float), "out");
+  cuda::embed_rows(static_cast<WeightType>(type), d_table.as(), row_bytes, d_tokens.as<int32_t>(),
+                   static_cast<int64_t>(tokens.size()), dim, d_out.as<float>(), nullptr, scale);
+  const auto got = to_host<float>(d_out, tokens.size() * dim);
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    dequantize_row(type, table.data() + tokens[t] * row_bytes, row.data(), dim);
+    for (int32_t i = 0; i < dim; ++i) ASSERT_EQ(got[t * dim + i], row[i] * scale) << "token " << tokens[t] << " dim " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, CudaEmbed,
                          ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0),
                          [](const auto& param_info) { return std::string(tensor_type_traits(static_cast<uint32_t>(param_info.param))->name); });

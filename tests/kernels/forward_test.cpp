@@ -49,6 +49,27 @@ std::shared_ptr<const Model> synthetic(TensorType type, int32_t dim = 64, int32_
   return m;
 }
 
+// A synthetic model of another family (engine/model/synthetic_model.h),
+// shaped as tests/models/families.txt's case for it but smaller; f32.
+std::shared_ptr<const Model> synthetic_family(SyntheticModelSpec s) {
+  s.type = TensorType::F32, s.seed = 11, s.context = 512;
+  s.vocab_from = testing::shared_path("testdata/ggml-vocab-llama-spm.gguf");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("kvgate-cuda-" + std::to_string(::getpid()) + "-" + s.arch + "-" + std::to_string(s.dim) + ".gguf");
+  write_synthetic_model(s, path.string());
+  auto m = Model::load(path.string());
+  std::filesystem::remove(path);
+  return m;
+}
+
+SyntheticModelSpec family(const std::string& arch, int32_t layers, int32_t dim, int32_t heads, int32_t kv_heads,
+                          int32_t head_dim = 0, int32_t window = 0) {
+  SyntheticModelSpec s;
+  s.arch = arch, s.layers = layers, s.dim = dim, s.heads = heads, s.kv_heads = kv_heads, s.head_dim = head_dim;
+  s.ffn = 2 * dim, s.sliding_window = window;
+  return s;
+}
+
 // The CPU backend as the reference for one sequence at a time. Its batch-1
 // matmul over Q8_0 weights quantizes the activation row to int8 for int8
 // dot products (llama.cpp's vec_dot_q8_0_q8_0; engine/cpu/matmul.cpp),
@@ -162,9 +183,13 @@ WeightsView view_of(const LlamaWeights& w) {
   v.token_embd = view_of(w.token_embd);
   v.output_norm = w.output_norm;
   v.output = view_of(w.output);
-  for (const LayerWeights& l : w.layers)
-    v.layers.push_back({l.attn_norm, view_of(l.wq), view_of(l.wk), view_of(l.wv), view_of(l.wo), l.ffn_norm,
-                        view_of(l.w_gate), view_of(l.w_up), view_of(l.w_down)});
+  for (const LayerWeights& l : w.layers) {
+    LayerWeightsView lv{l.attn_norm, view_of(l.wq), view_of(l.wk), view_of(l.wv), view_of(l.wo), l.ffn_norm,
+                        view_of(l.w_gate), view_of(l.w_up), view_of(l.w_down)};
+    lv.bq = l.bq, lv.bk = l.bk, lv.bv = l.bv, lv.q_norm = l.q_norm, lv.k_norm = l.k_norm;
+    lv.attn_post_norm = l.attn_post_norm, lv.ffn_post_norm = l.ffn_post_norm;
+    v.layers.push_back(lv);
+  }
   return v;
 }
 
@@ -333,6 +358,75 @@ TEST_F(CudaForward, ABadBatchIsAnErrorAndTheBackendGoesOn) {
   SequenceStep good{ok, 0, table, LogitsWanted::kLast};
   be->forward({&good, 1}, out);
   EXPECT_EQ(out.total_rows(), 1);
+}
+
+// The families beyond llama (docs/models.md), each against the CPU backend,
+// which tests/engine/sched/families_test.cpp holds to llama.cpp: logits of a
+// 45-token prefill and 15 decodes, then 32 greedy tokens.
+//   llama, head_dim 32 of dim 96: Q (128 wide) wider than the embedding
+//   qwen2: Q/K/V biases, neox RoPE, base 1,000,000
+//   qwen3: Q/K norms, Q (128) wider than dim 64, neox RoPE
+//   phi3: fused Q/K/V and gate/up read as row ranges, neox RoPE; again
+//         with a window of 24 on every layer
+//   gemma2: embedding scale, GeGLU, post-norms, query scale, attention and
+//           final soft-capping, a window of 16 on layers 0 and 2 (the
+//           45-token prefill and the decodes reach far past it)
+//   gemma3: gemma2 without attention soft-capping, plus Q/K norms; five
+//           sliding layers in six with their own RoPE base
+TEST_F(CudaForward, OtherFamiliesMatchTheCpu) {
+  SyntheticModelSpec gemma3 = family("gemma3", 6, 64, 4, 2, 32, 16);
+  gemma3.rope_base = 1000000, gemma3.rope_linear_factor = 8;
+  SyntheticModelSpec qwen2 = family("qwen2", 2, 128, 4, 2);
+  qwen2.rope_base = 1000000;
+  for (const SyntheticModelSpec& spec :
+       {family("llama", 2, 96, 4, 2, 32), qwen2, family("qwen3", 2, 64, 4, 2, 32), family("phi3", 2, 96, 4, 2),
+        family("phi3", 2, 96, 4, 4, 0, 24), family("gemma2", 4, 128, 4, 2, 0, 16), gemma3}) {
+    SCOPED_TRACE(spec.arch + ", window " + std::to_string(spec.sliding_window));
+    auto m = synthetic_family(spec);
+    // The GeGLU families' tanhf differs from the host's std::tanh in its
+    // last bits; f32 otherwise.
+    expect_prefill_and_decode_match(m, {}, kForwardF32Rel);
+    expect_same_greedy(m, 32);
+  }
+}
+
+// Sliding windows in a prefill split into chunks (each chunk's first rows
+// reach back into the previous chunk's positions, and past the window) and
+// after a cached prefix: the prompt's 45 tokens as 7 + 20 + 18 on the
+// device, against the CPU's one pass; then a sequence that shares the first
+// 32 positions' blocks (a prefix-cache hit) prefills its own 13.
+TEST_F(CudaForward, SlidingWindowAcrossChunksAndAfterAPrefixHit) {
+  for (const std::string arch : {"gemma2", "gemma3"}) {
+    SCOPED_TRACE(arch);
+    auto model = synthetic_family(family(arch, arch == "gemma2" ? 4 : 6, 64, 4, 2, 32, 16));
+    CpuReference cpu(model);
+    auto gpu = make_backend("cuda", model, {});
+    const Tokens toks = prompt_for(*model, 45, 7);
+    const auto table = identity_table(gpu->num_blocks());
+    Logits lc, lg;
+    SequenceStep pc{toks, 0, cpu.table(), LogitsWanted::kAll};
+    cpu.forward(pc, lc);
+    int32_t at = 0;
+    for (const int32_t n : {7, 20, 18}) {
+      SequenceStep pg{std::span(toks).subspan(at, n), at, table, LogitsWanted::kAll};
+      gpu->forward({&pg, 1}, lg);
+      for (int32_t i = 0; i < n; ++i)
+        expect_rel_close(lg.row(0, i), lc.row(0, at + i), kForwardF32Rel, "chunked row " + std::to_string(at + i));
+      at += n;
+    }
+    // Blocks 0 and 1 (positions 0..31) are shared; the rest are the new
+    // sequence's own, blocks 20 and up.
+    std::vector<BlockId> shared{0, 1, 20, 21};
+    Tokens other(toks.begin(), toks.begin() + 32);
+    const Tokens tail = prompt_for(*model, 13, 8);
+    other.insert(other.end(), tail.begin(), tail.end());
+    SequenceStep oc{other, 0, cpu.table(), LogitsWanted::kAll};
+    cpu.forward(oc, lc);
+    SequenceStep og{std::span(other).subspan(32), 32, shared, LogitsWanted::kAll};
+    gpu->forward({&og, 1}, lg);
+    for (int32_t i = 0; i < 13; ++i)
+      expect_rel_close(lg.row(0, i), lc.row(0, 32 + i), kForwardF32Rel, "after the hit, row " + std::to_string(32 + i));
+  }
 }
 
 TEST_F(CudaForward, MemoryUtilizationSizesThePool) {

@@ -1,8 +1,12 @@
 // The prefix cache on and off through the Scheduler, on the CUDA backend:
 // the same greedy outputs, and the CPU backend's outputs (DESIGN.md's first
-// invariant, on the device).
+// invariant, on the device); for stories260K, and for gemma 3 with a
+// window shorter than the shared prefix (sliding layers after a hit).
+#include <filesystem>
+
 #include "engine/backend_registry.h"
 #include "engine/model/model_fingerprint.h"
+#include "engine/model/synthetic_model.h"
 #include "engine/sched/scheduler.h"
 #include "tests/engine/test_models.h"
 #include "tests/engine/test_tokens.h"
@@ -68,6 +72,24 @@ using CudaPrefixCache = CudaTest;
 
 TEST_F(CudaPrefixCache, OnAndOffGiveTheSameTokensAsEachOtherAndAsTheCpu) {
   auto model = testing::stories();
+  const auto on = run("cuda", true, model);
+  EXPECT_EQ(on, run("cuda", false, model));
+  EXPECT_EQ(on, run("cpu", true, model));
+}
+
+// gemma 3's shape (Q/K norms, GeGLU, post-norms, five sliding layers in
+// six) with a window of 16: the 40-token system prompt and the 32-token
+// prompts reach past it, so every warm request's suffix attends through a
+// window that starts inside the cached blocks.
+TEST_F(CudaPrefixCache, SlidingWindowModelOnAndOffGiveTheCpusTokens) {
+  SyntheticModelSpec s;
+  s.arch = "gemma3", s.layers = 6, s.dim = 64, s.heads = 4, s.kv_heads = 2, s.head_dim = 32, s.ffn = 128;
+  s.context = 512, s.sliding_window = 16, s.seed = 5;
+  s.vocab_from = testing::shared_path("testdata/ggml-vocab-llama-spm.gguf");
+  const auto path = std::filesystem::temp_directory_path() / ("kvgate-cuda-gemma3-" + std::to_string(::getpid()) + ".gguf");
+  write_synthetic_model(s, path.string());
+  auto model = Model::load(path.string());
+  std::filesystem::remove(path);
   const auto on = run("cuda", true, model);
   EXPECT_EQ(on, run("cuda", false, model));
   EXPECT_EQ(on, run("cpu", true, model));

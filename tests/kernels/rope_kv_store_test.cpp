@@ -1,5 +1,6 @@
 // RoPE fused with the K/V store against the CPU: q rotated in place as
-// engine/cpu/rowwise.h's RopeTable rotates it; k rotated the same way and v
+// engine/cpu/rowwise.h's RopeTable rotates it, adjacent pairs or halves
+// (neox); k rotated the same way and v
 // as it is, each landing in its token's slot of its block, rounded to the
 // pool's element type as the host's f32_to_f16 / f32_to_bf16 round; nothing
 // else written, and a negative slot (a padding row) storing nothing.
@@ -21,6 +22,7 @@ using namespace cuda_testing;
 struct Case {
   int32_t heads, kv_heads, head_dim, rope_dim;
   KvType type;
+  RopeStyle style = RopeStyle::kAdjacent;
 };
 
 class CudaRopeStoreKv : public CudaTest, public ::testing::WithParamInterface<Case> {};
@@ -64,11 +66,12 @@ TEST_P(CudaRopeStoreKv, RotatesQInPlaceAndStoresRotatedKAndV) {
   mc.rope_dim = c.rope_dim;
   mc.rope_base = 10000.0f;
   mc.context_length = ctx;
+  mc.rope_style = c.style;
   const RopeAngles table = rope_angles(mc, ctx);
   auto dact = to_device(act), dpos = to_device(pos), dslots = to_device(slots);
   auto dcos = to_device(table.cos), dsin = to_device(table.sin);
   cuda::rope_store_kv({dact.as<float>(), stride, c.heads, c.head_dim}, dpos.as<int32_t>(), dslots.as<int64_t>(), rows,
-                      {dcos.as<float>(), dsin.as<float>(), table.half}, g, c.type, pool.as(), layer, nullptr);
+                      {dcos.as<float>(), dsin.as<float>(), table.half, c.style == RopeStyle::kHalves}, g, c.type, pool.as(), layer, nullptr);
   const auto got_act = to_host<float>(dact, act.size());
   const auto bytes = to_host<unsigned char>(pool, pool_bytes);
 
@@ -111,16 +114,23 @@ TEST_P(CudaRopeStoreKv, RotatesQInPlaceAndStoresRotatedKAndV) {
 }
 
 // head_dim 8 (stories260K), 64 and 128; rope_dim below head_dim once; each
-// element type.
+// element type; the halves pairing (qwen2, qwen3, gemma, phi3) likewise,
+// with Q wider than K (qwen3's 16 heads of 128 over 8).
+constexpr RopeStyle kNeox = RopeStyle::kHalves;
 INSTANTIATE_TEST_SUITE_P(Cases, CudaRopeStoreKv,
                          ::testing::Values(Case{8, 4, 8, 8, KvType::kF32}, Case{4, 2, 64, 64, KvType::kF32},
                                            Case{8, 8, 128, 64, KvType::kF32}, Case{4, 2, 64, 64, KvType::kF16},
-                                           Case{32, 8, 128, 128, KvType::kBF16}),
+                                           Case{32, 8, 128, 128, KvType::kBF16},
+                                           Case{8, 4, 8, 8, KvType::kF32, kNeox}, Case{4, 2, 64, 64, KvType::kF32, kNeox},
+                                           Case{8, 8, 128, 64, KvType::kF32, kNeox},
+                                           Case{4, 2, 64, 32, KvType::kF16, kNeox},
+                                           Case{16, 8, 128, 128, KvType::kBF16, kNeox}),
                          [](const auto& param_info) {
                            const Case& c = param_info.param;
                            return std::to_string(c.heads) + "h" + std::to_string(c.kv_heads) + "kv" +
                                   std::to_string(c.head_dim) + "d_rope" + std::to_string(c.rope_dim) + "_" +
-                                  std::string(kv_type_name(c.type));
+                                  std::string(kv_type_name(c.type)) +
+                                  (c.style == RopeStyle::kHalves ? "_neox" : "");
                          });
 
 }  // namespace

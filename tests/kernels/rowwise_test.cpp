@@ -1,10 +1,12 @@
-// RMSNorm and SwiGLU on the device against engine/cpu/rowwise.h (RoPE:
-// rope_kv_store_test.cpp).
+// RMSNorm, the post-norm's RMSNorm-and-add, SwiGLU, GeGLU and the logits'
+// soft-capping on the device against engine/cpu/rowwise.h and the CPU
+// backend's expressions (RoPE: rope_kv_store_test.cpp).
 #include <random>
 
 #include "engine/cpu/rowwise.h"
 #include "engine/model/float_convert.h"
 #include "kernels/rmsnorm.h"
+#include "kernels/softcap.h"
 #include "kernels/swiglu.h"
 #include "tests/kernels/cuda_test_support.h"
 
@@ -54,6 +56,56 @@ TEST_F(CudaRowwise, SwiGluMatchesTheCpu) {
     swiglu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
     expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, "swiglu");
   }
+}
+
+// gemma's post-norm: the CPU normalizes the block's output in place, then
+// adds it to the residual (cpu_backend.cpp, norm_rows_in_place, add_rows).
+TEST_F(CudaRowwise, RmsNormAddIsTheCpusNormThenAdd) {
+  for (const int32_t dim : {64, 2304}) {
+    const int32_t rows = 5;
+    const auto h = normal(static_cast<size_t>(rows) * dim, 11, 3.0f);
+    const auto x = normal(static_cast<size_t>(rows) * dim, 12, 2.0f);
+    const auto w = normal(dim, 13);
+    auto dh = to_device(h), dx = to_device(x), dw = to_device(w);
+    cuda::rmsnorm_add_rows(dh.as<float>(), rows, dw.as<float>(), dim, 1e-6f, dx.as<float>(), nullptr);
+    const auto got = to_host<float>(dx, x.size());
+    for (int32_t r = 0; r < rows; ++r) {
+      std::vector<float> want(dim);
+      rmsnorm(want.data(), &h[static_cast<size_t>(r) * dim], w.data(), dim, 1e-6f);
+      for (int32_t i = 0; i < dim; ++i) want[i] += x[static_cast<size_t>(r) * dim + i];
+      expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * dim, dim), want, kF32Rel,
+                       "rmsnorm_add dim " + std::to_string(dim));
+    }
+  }
+}
+
+// GeGLU in f32, the tanh form, against the CPU's geglu (values past +-5
+// included, where tanh saturates).
+TEST_F(CudaRowwise, GeGluMatchesTheCpu) {
+  const int32_t rows = 7, ffn = 688;
+  const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, 14, 4.0f);
+  auto dgu = to_device(gu);
+  cuda::DeviceBuffer dout(static_cast<size_t>(rows) * ffn * sizeof(float), "out");
+  cuda::geglu_rows(dgu.as<float>(), rows, ffn, dout.as(), WeightType::kF32, nullptr);
+  const auto got = to_host<float>(dout, static_cast<size_t>(rows) * ffn);
+  for (int32_t r = 0; r < rows; ++r) {
+    std::vector<float> gate(gu.begin() + r * 2 * ffn, gu.begin() + r * 2 * ffn + ffn);
+    geglu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
+    expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, "geglu");
+  }
+}
+
+// Final-logit soft-capping as the CPU's head computes it:
+// tanh(x * (1 / cap)) * cap, over more values than one grid covers.
+TEST_F(CudaRowwise, SoftCapMatchesTheCpu) {
+  const auto x = normal(3 * 4096 * 256 + 17, 15, 40.0f);
+  auto dx = to_device(x);
+  cuda::softcap_values(dx.as<float>(), static_cast<int64_t>(x.size()), 30.0f, nullptr);
+  const auto got = to_host<float>(dx, x.size());
+  std::vector<float> want = x;
+  const float inv = 1.0f / 30.0f;
+  for (auto& v : want) v = std::tanh(v * inv) * 30.0f;
+  expect_rel_close(got, want, kF32Rel, "soft-capped logits");
 }
 
 // The half-precision outputs feed a GEMM directly: each value must be the
