@@ -37,6 +37,12 @@ struct ModelConfig {
   RopeStyle rope_style = RopeStyle::kAdjacent;
   // Linear RoPE scaling (rope.scaling.type linear): angles times 1/factor.
   float rope_freq_scale = 1.0f;
+  // YaRN (rope.scaling.type yarn): the scale above applies fully to pairs
+  // whose wavelength is long against this original context and not at all
+  // to short ones, blended between (llama.cpp's beta_fast 32, beta_slow 1),
+  // and every cosine and sine grows by 1 + 0.1 ln(factor).
+  bool rope_yarn = false;
+  int32_t rope_yarn_original_context = 0;
   // rope_freqs.weight (Llama 3.1 and later) or LongRoPE's factors (phi3):
   // pair i's angle is divided by factor i. Empty when the model has none.
   // rope_dim / 2 values.

@@ -60,19 +60,32 @@ void account_for_keys(const GgufFile& f, const Family& fam, const std::string& p
   }
 }
 
-// As llama.cpp reads it: the factor (rope.scaling.factor, or the older
-// rope.scale_linear) scales every angle unless the type is one kvgate
-// does not compute (YaRN, LongRoPE), which is refused.
-void read_rope_scaling(const GgufFile& f, const std::string& p, ModelConfig& c) {
+// As llama.cpp reads it: with type none nothing scales; with linear (also
+// when the type is absent) the factor (rope.scaling.factor, or the older
+// rope.scale_linear) divides every angle; with yarn (llama, qwen2, qwen3)
+// it does so blended by frequency against the original context. Other
+// types (LongRoPE as a type, su) are refused.
+void read_rope_scaling(const GgufFile& f, const Family& fam, const std::string& p, ModelConfig& c) {
   const std::string type = f.optional_string(p + "rope.scaling.type").value_or("linear");
-  if (type != "none" && type != "linear")
-    throw Error(f.source() + ": " + p + "rope.scaling.type '" + type + "' is not supported (none, linear)");
+  if (type != "none" && type != "linear" && type != "yarn")
+    throw Error(f.source() + ": " + p + "rope.scaling.type '" + type + "' is not supported (none, linear, yarn)");
+  if (type == "yarn" && fam.variant != Variant::kPlain)
+    throw Error(f.source() + ": " + p + "rope.scaling.type 'yarn' is not supported for " + c.arch +
+                " (llama, qwen2, qwen3)");
   std::optional<double> factor = f.optional_float(p + "rope.scaling.factor");
   if (!factor) factor = f.optional_float(p + "rope.scale_linear");
-  if (!factor || *factor == 0) return;
+  if (type == "none" || !factor || *factor == 0) return;
   if (!(*factor >= 1.0) || !std::isfinite(*factor))
     throw Error(f.source() + ": " + p + "rope.scaling.factor must be a number >= 1, got " + std::to_string(*factor));
   c.rope_freq_scale = static_cast<float>(1.0 / *factor);
+  if (type == "yarn") {
+    c.rope_yarn = true;
+    c.rope_yarn_original_context = static_cast<int32_t>(
+        std::min<uint64_t>(f.optional_uint(p + "rope.scaling.original_context_length").value_or(c.context_length),
+                           std::numeric_limits<int32_t>::max()));
+    if (c.rope_yarn_original_context <= 0)
+      throw Error(f.source() + ": " + p + "rope.scaling.original_context_length must be positive for yarn");
+  }
 }
 
 }  // namespace
@@ -113,7 +126,7 @@ ModelConfig read_model_config(const GgufFile& f) {
   c.rms_eps = static_cast<float>(f.optional_float(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
   if (!(c.rope_base > 0) || !(c.rms_eps > 0))
     throw Error(f.source() + ": rope.freq_base and layer_norm_rms_epsilon must be positive");
-  read_rope_scaling(f, p, c);
+  read_rope_scaling(f, fam, p, c);
   read_family_config(f, fam, p, c);
   c.qkv_bias = f.find_tensor("blk.0.attn_q.bias") != nullptr;
   if (f.has("tokenizer.ggml.tokens")) {

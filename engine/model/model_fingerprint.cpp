@@ -66,6 +66,7 @@ cache::Hash128 weights_fingerprint(const Model& model) {
     h.f32(v);
   h.i64(c.sliding_window);
   h.i64(c.sliding_pattern);
+  h.i64(c.rope_yarn ? c.rope_yarn_original_context : 0);
   // LongRoPE's set depends on the context served, not on the bytes alone.
   h.f32(c.rope_attn_factor);
   h.u64(c.rope_freq_factors.size());

@@ -138,6 +138,10 @@ void validate(const SyntheticModelSpec& s) {
   require(!s.llama3_rope_freqs || s.arch == "llama", "Llama 3.1 RoPE factors are for arch llama");
   require(s.rope_linear_factor == 0 || (std::isfinite(s.rope_linear_factor) && s.rope_linear_factor >= 1),
           "rope_linear_factor must be 0 (none) or a finite number >= 1");
+  require(s.rope_yarn_factor == 0 || (std::isfinite(s.rope_yarn_factor) && s.rope_yarn_factor >= 1 &&
+                                       s.rope_linear_factor == 0 && s.rope_original_context > 0),
+          "rope_yarn_factor must be 0 (none) or a finite number >= 1, with rope_original_context and without "
+          "rope_linear_factor");
   require(s.head_dim >= 0, "head_dim must be >= 0 (0: dim / heads), got " + std::to_string(s.head_dim));
   require(s.layers >= 1, "layers must be >= 1, got " + std::to_string(s.layers));
   require(s.dim >= 1, "dim must be >= 1, got " + std::to_string(s.dim));
@@ -200,6 +204,11 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     w.set_f32(a + "attn_logit_softcapping", 50.0f);
     w.set_f32(a + "final_logit_softcapping", 30.0f);
   }
+  if (s.rope_yarn_factor > 0) {
+    w.set_string(a + "rope.scaling.type", "yarn");
+    w.set_f32(a + "rope.scaling.factor", s.rope_yarn_factor);
+    w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_original_context));
+  }
   if (s.rope_linear_factor > 0) {
     w.set_string(a + "rope.scaling.type", "linear");
     w.set_f32(a + "rope.scaling.factor", s.rope_linear_factor);
@@ -227,11 +236,13 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
       short_factors.push_back(static_cast<float>(1.0 + 0.5 * t));
       long_factors.push_back(static_cast<float>(std::pow(32.0, t)));
     }
-    for (auto& [name, factors] : {std::pair{"rope_factors_long.weight", long_factors},
-                                  std::pair{"rope_factors_short.weight", short_factors}})
+    auto add_factors = [&](const char* name, std::vector<float> factors) {
       w.add_generated_tensor(name, {half}, TensorType::F32, [factors](std::span<std::byte> out) {
         std::memcpy(out.data(), factors.data(), out.size());
       });
+    };
+    add_factors("rope_factors_long.weight", std::move(long_factors));
+    add_factors("rope_factors_short.weight", std::move(short_factors));
     const double scale = static_cast<double>(s.context) / s.longrope_original_context;
     w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(s.longrope_original_context));
     w.set_f32(a + "rope.scaling.attn_factor",

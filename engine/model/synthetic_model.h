@@ -34,6 +34,8 @@ struct SyntheticModelSpec {
   // high 4, original context 8192), as its converter does (llama only).
   bool llama3_rope_freqs = false;
   float rope_linear_factor = 0;  // > 0: rope.scaling.type linear with this factor
+  float rope_yarn_factor = 0;    // > 0: rope.scaling.type yarn with this factor ...
+  int32_t rope_original_context = 0;  // ... over this original context (rope.scaling.original_context_length)
   int32_t context = 2048;
   float rope_base = 10000;
   float rms_eps = 1e-5f;

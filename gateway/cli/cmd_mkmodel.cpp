@@ -39,6 +39,9 @@ void add_mkmodel(CLI::App& app) {
   cmd->add_option("--longrope", o->spec.longrope_original_context,
                   "phi3: LongRoPE factors for contexts past this original context");
   cmd->add_option("--rope-linear-factor", o->spec.rope_linear_factor, "linear RoPE scaling by this factor (>= 1)");
+  cmd->add_option("--rope-yarn-factor", o->spec.rope_yarn_factor,
+                  "YaRN RoPE scaling by this factor (>= 1; needs --rope-original-context)");
+  cmd->add_option("--rope-original-context", o->spec.rope_original_context, "YaRN's original context length");
   cmd->add_option("--context", o->spec.context, "context length")->capture_default_str();
   cmd->add_option("--rope-base", o->spec.rope_base, "RoPE frequency base")->capture_default_str();
   cmd->add_option("--seed", o->spec.seed, "weight seed")->capture_default_str();

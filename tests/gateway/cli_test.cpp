@@ -202,8 +202,8 @@ TEST_F(CliBadInput, AModelKvgateCannotComputeIsRefusedByGenerateAndServe) {
          w.add_tensor("blk.0.attn_output.bias", {64}, TensorType::F32, std::vector<std::byte>(64 * sizeof(float)));
        },
        "tensor 'blk.0.attn_output.bias' is not part of kvgate's llama model"},
-      {"yarn", [](GgufWriter& w) { w.set_string("llama.rope.scaling.type", "yarn"); },
-       "rope.scaling.type 'yarn' is not supported"},
+      {"longrope", [](GgufWriter& w) { w.set_string("llama.rope.scaling.type", "longrope"); },
+       "rope.scaling.type 'longrope' is not supported"},
   };
   auto src = GgufFile::open(kStories);
   for (const Case& c : cases) {

@@ -75,10 +75,18 @@ TEST_F(ModelRefusal, AnUnknownTensorIsRefusedByName) {
 
 TEST_F(ModelRefusal, AnUnsupportedRopeScalingTypeIsRefusedByName) {
   const std::string path = variant("llama", [](GgufWriter& w) {
-    w.set_string("llama.rope.scaling.type", "yarn");
+    w.set_string("llama.rope.scaling.type", "longrope");
     w.set_f32("llama.rope.scaling.factor", 4);
   });
-  EXPECT_REFUSED(path, "llama.rope.scaling.type 'yarn' is not supported");
+  EXPECT_REFUSED(path, "llama.rope.scaling.type 'longrope' is not supported");
+}
+
+TEST_F(ModelRefusal, YarnOnAFamilyWithoutItIsRefused) {
+  const std::string path = variant("gemma2", [](GgufWriter& w) {
+    w.set_string("gemma2.rope.scaling.type", "yarn");
+    w.set_f32("gemma2.rope.scaling.factor", 4);
+  });
+  EXPECT_REFUSED(path, "rope.scaling.type 'yarn' is not supported for gemma2");
 }
 
 TEST_F(ModelRefusal, AnUnknownArchitectureKeyIsRefusedByName) {

@@ -91,6 +91,8 @@ SyntheticModelSpec spec_of(const Family& f) {
     else if (flag == "--rope-linear-factor") s.rope_linear_factor = std::stof(v);
     else if (flag == "--sliding-window") s.sliding_window = std::stoi(v);
     else if (flag == "--longrope") s.longrope_original_context = std::stoi(v);
+    else if (flag == "--rope-yarn-factor") s.rope_yarn_factor = std::stof(v);
+    else if (flag == "--rope-original-context") s.rope_original_context = std::stoi(v);
     else if (flag == "--seed") s.seed = std::stoull(v);
     else throw std::runtime_error(f.name + ": families_test does not know " + flag);
   }
