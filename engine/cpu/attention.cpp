@@ -12,6 +12,7 @@
 #include "engine/cpu/attention_avx512.h"
 #include "engine/cpu/cpu_features.h"
 #include "engine/cpu/exp_nonpositive.h"
+#include "engine/cpu/tanh_exp.h"
 #include "engine/cpu/gemm_panel.h"
 #include "engine/cpu/kv_element.h"
 
@@ -61,10 +62,14 @@ float exp_shifted_avx2(float* s, int32_t n) {
 float exp_shifted(float* s, int32_t n) { return cpu_has_avx512() ? exp_shifted_avx512(s, n) : exp_shifted_avx2(s, n); }
 
 // Gemma 2's soft-capping of attention scores, as llama.cpp computes it:
-// times 1 / cap, tanh, times cap.
+// times 1 / cap, tanh (tanh_exp.h), times cap.
 void soft_cap(float* s, int32_t n, float cap) {
   const float inv = 1.0f / cap;
-  for (int32_t i = 0; i < n; ++i) s[i] = std::tanh(s[i] * inv) * cap;
+  const __m256 vinv = _mm256_set1_ps(inv), vcap = _mm256_set1_ps(cap);
+  int32_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(s + i, _mm256_mul_ps(cpu::tanh8(_mm256_mul_ps(_mm256_loadu_ps(s + i), vinv)), vcap));
+  for (; i < n; ++i) s[i] = cpu::tanh1(s[i] * inv) * cap;
 }
 
 // q . k over n values, the key widened from its stored type.

@@ -38,6 +38,7 @@
 #include "engine/cpu/attention.h"
 #include "engine/cpu/matmul.h"
 #include "engine/cpu/rowwise.h"
+#include "engine/cpu/tanh_exp.h"
 #include "base/error.h"
 #include "engine/model/float_convert.h"
 #include "engine/cpu/kv_pool.h"
@@ -375,7 +376,7 @@ class CpuBackend final : public Backend {
       float* l = out.row_data(0);
       const float inv = 1.0f / c_.final_softcap;
       const int64_t n = static_cast<int64_t>(m) * c_.vocab_size;
-      for (int64_t i = 0; i < n; ++i) l[i] = std::tanh(l[i] * inv) * c_.final_softcap;
+      for (int64_t i = 0; i < n; ++i) l[i] = cpu::tanh1(l[i] * inv) * c_.final_softcap;
     }
   }
 

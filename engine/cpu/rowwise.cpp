@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/cpu/exp_nonpositive.h"
+#include "engine/cpu/tanh_exp.h"
 
 namespace kvgate {
 
@@ -58,9 +59,19 @@ void swiglu(float* gate, const float* up, int64_t n) {
 
 void geglu(float* gate, const float* up, int64_t n) {
   constexpr float kSqrt2OverPi = 0.79788456080286535588f, kCoef = 0.044715f;
-  for (int64_t i = 0; i < n; ++i) {
+  const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), s2pi = _mm256_set1_ps(kSqrt2OverPi),
+               coef = _mm256_set1_ps(kCoef);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(gate + i);
+    // The scalar form's operations, in its order (no contraction into FMAs).
+    const __m256 inner = _mm256_mul_ps(_mm256_mul_ps(s2pi, x), _mm256_add_ps(one, _mm256_mul_ps(_mm256_mul_ps(coef, x), x)));
+    const __m256 g = _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, cpu::tanh8(inner)));
+    _mm256_storeu_ps(gate + i, _mm256_mul_ps(g, _mm256_loadu_ps(up + i)));
+  }
+  for (; i < n; ++i) {
     const float x = gate[i];
-    gate[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kCoef * x * x))) * up[i];
+    gate[i] = 0.5f * x * (1.0f + cpu::tanh1(kSqrt2OverPi * x * (1.0f + kCoef * x * x))) * up[i];
   }
 }
 

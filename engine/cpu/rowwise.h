@@ -31,8 +31,9 @@ class RopeTable {
 void swiglu(float* gate, const float* up, int64_t n);
 
 // gate[i] = gelu(gate[i]) * up[i], GELU's tanh form in f32:
-// 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))). (llama.cpp's CPU path
-// reads a table of it at x rounded to f16; this is the function itself.)
+// 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2))), tanh as tanh_exp.h
+// computes it. (llama.cpp's CPU path reads a table of GELU at x rounded to
+// f16; this is the function itself.)
 void geglu(float* gate, const float* up, int64_t n);
 
 }  // namespace kvgate
