@@ -196,23 +196,28 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   const openai::ResponseMeta meta{endpoint == openai::Endpoint::kChatCompletions ? openai::chat_completion_id(unique)
                                                                                  : openai::text_completion_id(unique),
                                   unix_now(), model_.id};
-  HttpHeaders headers = rate_headers(tenancy_, who.tenant);
-  headers.push_back({"x-request-id", sr.request_id});
+  HttpHeaders headers{{"x-request-id", sr.request_id}};
 
   std::shared_ptr<StreamReplySink> stream;
+  std::shared_ptr<WholeReplySink> whole;
   std::shared_ptr<Sink> sink;
   if (opt.stream) {
     stream = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, opt.include_usage}, headers);
     sink = stream;
   } else {
-    sink = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers);
+    whole = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers);
+    sink = whole;
   }
   const auto started = pipeline_.start(std::move(sr), sink);
   if (const auto* no = std::get_if<NotStarted>(&started)) return answer_not_started(*no, who.tenant, endpoint, reply);
   const RequestId id = std::get<RequestId>(started);
   Pipeline& pipeline = pipeline_;
   reply.on_close([&pipeline, id] { pipeline.cancel(id); });  // the client went away: stop spending on it
-  if (stream) stream->open();
+  // The rate windows as admission left them, this request counted; the
+  // sinks hold their response until now.
+  HttpHeaders windows = rate_headers(tenancy_, who.tenant);
+  if (stream) stream->open(std::move(windows));
+  if (whole) whole->open(std::move(windows));
 }
 
 }  // namespace kvgate::serving

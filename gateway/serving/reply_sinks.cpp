@@ -60,27 +60,37 @@ void WholeReplySink::on_placed(std::string_view where) {
   set_replica(headers_, where);
 }
 
-server::HttpHeaders WholeReplySink::headers() {
+void WholeReplySink::open(server::HttpHeaders more) {
   MutexLock lock(mu_);
-  return headers_;
+  headers_.insert(headers_.end(), more.begin(), more.end());
+  open_ = true;
+  if (held_) {
+    send(std::move(*held_));
+    held_.reset();
+  }
+}
+
+void WholeReplySink::send(Response r) {
+  if (!open_) {
+    held_ = std::move(r);
+    return;
+  }
+  reply_.send(r.status, with_json(headers_), std::move(r.body));
 }
 
 void WholeReplySink::on_done(const Served& s) {
   if (!s.error.empty()) {
     const openai::ApiError e = openai::internal_error(s.error);
-    reply_.send(e.status, with_json(headers()), openai::serialize(e));
+    MutexLock lock(mu_);
+    send({e.status, openai::serialize(e)});
     return;
   }
-  std::string text;
-  {
-    MutexLock lock(mu_);
-    text = std::move(text_);
-  }
+  MutexLock lock(mu_);
   const openai::UsageReport usage = usage_report(s);
   const boost::json::value body = endpoint_ == openai::Endpoint::kChatCompletions
-                                      ? openai::chat_completion_response(meta_, text, s.finish, usage)
-                                      : openai::text_completion_response(meta_, text, s.finish, usage);
-  reply_.send(200, with_json(headers()), boost::json::serialize(body));
+                                      ? openai::chat_completion_response(meta_, text_, s.finish, usage)
+                                      : openai::text_completion_response(meta_, text_, s.finish, usage);
+  send({200, boost::json::serialize(body)});
 }
 
 void StreamReplySink::on_placed(std::string_view where) {
@@ -88,10 +98,11 @@ void StreamReplySink::on_placed(std::string_view where) {
   if (!open_) set_replica(headers_, where);  // once open, the header has gone out
 }
 
-void StreamReplySink::open() {
+void StreamReplySink::open(server::HttpHeaders more) {
   MutexLock lock(mu_);
   server::HttpHeaders h = server::sse_headers();
   h.insert(h.end(), headers_.begin(), headers_.end());
+  h.insert(h.end(), more.begin(), more.end());
   reply_.start_stream(200, std::move(h));
   if (endpoint_ == openai::Endpoint::kChatCompletions)
     reply_.write(server::sse_data(boost::json::serialize(openai::chat_role_chunk(ctx_))));

@@ -3,20 +3,24 @@
 // when the request ends; StreamReplySink sends an SSE chunk per piece of
 // text, then the finish, the usage chunk if asked, and [DONE].
 //
-// A stream's first bytes must not go out before the pipeline has accepted
+// A response's first bytes must not go out before the pipeline has accepted
 // the request (a refusal is an HTTP error status, not a stream), yet the
-// engine may produce text before start() returns: text that arrives before
-// open() is buffered and sent by it.
+// engine may produce text, or finish, before start() returns: what arrives
+// before open() is held and sent by it. open() also takes the headers that
+// can only be known once the request is admitted (the x-ratelimit-*
+// windows with this request counted).
 //
 // On a route front each response names the replica it ran on
 // (x-kvgate-replica; for a stream, the one first chosen: a retry happens
 // before the first token, after the header went out).
 //
-// Thread ownership: on_placed before the request can produce anything, on_text on the engine loop, on_done on a durable-queue
-// thread, open() on the I/O thread that started the request; the state they
-// share is guarded by mu_. Reply is itself thread-safe.
+// Thread ownership: on_placed before the request can produce anything,
+// on_text on the engine loop, on_done on a blocking-pool thread, open() on
+// the I/O thread that started the request; the state they share is guarded
+// by mu_. Reply is itself thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,12 +41,19 @@ class WholeReplySink final : public Sink {
  public:
   WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers)
       : reply_(std::move(reply)), endpoint_(endpoint), meta_(std::move(meta)), headers_(std::move(headers)) {}
-  void on_text(std::string_view text) override;
-  void on_done(const Served& served) override;
-  void on_placed(std::string_view where) override;
+  // The request was accepted: `more` joins the headers, and the response
+  // goes out now if the request has already ended.
+  void open(server::HttpHeaders more = {}) ABSL_LOCKS_EXCLUDED(mu_);
+  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  server::HttpHeaders headers() ABSL_LOCKS_EXCLUDED(mu_);
+  struct Response {
+    int status;
+    std::string body;
+  };
+  void send(Response r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   server::Reply reply_;
   const openai::Endpoint endpoint_;
@@ -50,14 +61,17 @@ class WholeReplySink final : public Sink {
   Mutex mu_;
   server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
   std::string text_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<Response> held_ ABSL_GUARDED_BY(mu_);  // the response, made before open()
 };
 
 class StreamReplySink final : public Sink {
  public:
   StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers)
       : reply_(std::move(reply)), endpoint_(endpoint), ctx_(std::move(ctx)), headers_(std::move(headers)) {}
-  // The request was accepted: the stream starts and what was held goes out.
-  void open() ABSL_LOCKS_EXCLUDED(mu_);
+  // The request was accepted: the stream starts, with `more` among its
+  // headers, and what was held goes out.
+  void open(server::HttpHeaders more = {}) ABSL_LOCKS_EXCLUDED(mu_);
   void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);

@@ -82,12 +82,15 @@ TEST(ReplySinks, AWholeCompletionIsOneJsonBodyWithAllTheTextAndTheLedgersUsage) 
   sink.on_text(" upon");
   EXPECT_TRUE(r.rec->events().empty()) << "nothing is sent before the request ends";
   sink.on_done(served());
+  EXPECT_TRUE(r.rec->events().empty()) << "nor before the pipeline has accepted it (open)";
+  sink.open({{"x-ratelimit-remaining-requests", "7"}});
   const std::vector<ReplyEvent> ev = r.rec->events();
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0].kind, Kind::kSend);
   EXPECT_EQ(ev[0].status, 200);
   EXPECT_EQ(header(ev[0], "content-type"), "application/json");
   EXPECT_EQ(header(ev[0], "x-request-id"), "req_abc");
+  EXPECT_EQ(header(ev[0], "x-ratelimit-remaining-requests"), "7") << "open's headers join the response's";
   const json::value body = json::parse(ev[0].body);
   EXPECT_EQ(body.at("id"), "cmpl-abc");
   EXPECT_EQ(body.at("object"), "text_completion");
@@ -101,6 +104,7 @@ TEST(ReplySinks, AWholeCompletionIsOneJsonBodyWithAllTheTextAndTheLedgersUsage) 
 TEST(ReplySinks, AWholeChatCompletionIsTheAssistantsMessage) {
   Recorded r;
   WholeReplySink sink(r.reply, Endpoint::kChatCompletions, {"chatcmpl-abc", 1700000000, "stories260K"}, {});
+  sink.open();
   sink.on_text("Hello");
   sink.on_done(served(FinishReason::kStop));
   const std::vector<ReplyEvent> ev = r.rec->events();
@@ -115,6 +119,7 @@ TEST(ReplySinks, AWholeChatCompletionIsTheAssistantsMessage) {
 TEST(ReplySinks, AWholeResponseThatFailedIsA500InOpenAisShapeWithItsHeaders) {
   Recorded r;
   WholeReplySink sink(r.reply, Endpoint::kCompletions, kMeta, kHeaders);
+  sink.open();
   sink.on_text("Once");
   sink.on_done(failed("the ledger is unavailable"));
   const std::vector<ReplyEvent> ev = r.rec->events();
@@ -130,6 +135,7 @@ TEST(ReplySinks, AWholeResponseNamesTheReplicaItLastRanOnOnce) {
   WholeReplySink sink(r.reply, Endpoint::kCompletions, kMeta, kHeaders);
   sink.on_placed("replica-a");
   sink.on_placed("replica-b");  // a retry before the first token moved it
+  sink.open();
   sink.on_done(served());
   const std::vector<ReplyEvent> ev = r.rec->events();
   ASSERT_EQ(ev.size(), 1u);
