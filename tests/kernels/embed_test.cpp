@@ -13,18 +13,30 @@ using namespace cuda_testing;
 
 class CudaEmbed : public CudaTest, public ::testing::WithParamInterface<TensorType> {};
 
-TEST_P(CudaEmbed, RowsAreTheCpusDequantizedRowsBitForBit) {
-  const TensorType type = GetParam();
-  const int32_t vocab = 300, dim = 96;  // dim a multiple of Q8_0's 32
-  const size_t row_bytes = type == TensorType::F32 ? dim * 4 : type == TensorType::Q8_0 ? dim / 32 * 34 : dim * 2;
-  std::mt19937 rng(5);
+// A vocab x dim embedding table of normal values in `type`'s storage.
+struct Table {
+  size_t row_bytes;
+  std::vector<unsigned char> bytes;
+};
+Table random_table(TensorType type, int32_t vocab, int32_t dim, uint32_t seed) {
+  Table t;
+  t.row_bytes = type == TensorType::F32 ? dim * 4 : type == TensorType::Q8_0 ? dim / 32 * 34 : dim * 2;
+  t.bytes.resize(vocab * t.row_bytes);
+  std::mt19937 rng(seed);
   std::normal_distribution<float> nd;
-  std::vector<unsigned char> table(vocab * row_bytes);
   std::vector<float> row(dim);
   for (int32_t r = 0; r < vocab; ++r) {
     for (auto& x : row) x = nd(rng);
-    quantize_row(type, row.data(), table.data() + r * row_bytes, dim);
+    quantize_row(type, row.data(), t.bytes.data() + r * t.row_bytes, dim);
   }
+  return t;
+}
+
+TEST_P(CudaEmbed, RowsAreTheCpusDequantizedRowsBitForBit) {
+  const TensorType type = GetParam();
+  const int32_t vocab = 300, dim = 96;  // dim a multiple of Q8_0's 32
+  const auto [row_bytes, table] = random_table(type, vocab, dim, 5);
+  std::vector<float> row(dim);
   const std::vector<int32_t> tokens{0, 299, 7, 7, 150, 42, 1};
   auto d_table = to_device(table);
   auto d_tokens = to_device(tokens);
@@ -43,15 +55,8 @@ TEST_P(CudaEmbed, RowsAreTheCpusDequantizedRowsBitForBit) {
 TEST_P(CudaEmbed, ScaledRowsAreTheCpusScaledRowsBitForBit) {
   const TensorType type = GetParam();
   const int32_t vocab = 40, dim = 64;
-  const size_t row_bytes = type == TensorType::F32 ? dim * 4 : type == TensorType::Q8_0 ? dim / 32 * 34 : dim * 2;
-  std::mt19937 rng(6);
-  std::normal_distribution<float> nd;
-  std::vector<unsigned char> table(vocab * row_bytes);
+  const auto [row_bytes, table] = random_table(type, vocab, dim, 6);
   std::vector<float> row(dim);
-  for (int32_t r = 0; r < vocab; ++r) {
-    for (auto& x : row) x = nd(rng);
-    quantize_row(type, row.data(), table.data() + r * row_bytes, dim);
-  }
   const float scale = std::sqrt(static_cast<float>(dim));
   const std::vector<int32_t> tokens{3, 39, 0, 3};
   auto d_table = to_device(table);

@@ -44,19 +44,24 @@ TEST_F(CudaRowwise, RmsNormOfGatheredRowsMatchesTheCpu) {
   }
 }
 
-TEST_F(CudaRowwise, SwiGluMatchesTheCpu) {
+// A gated activation on the device (gate then up in each row of `gu`, as
+// the fused gate/up GEMM writes them) against the CPU's in-place form.
+template <typename Device, typename Cpu>
+void expect_gated_matches_cpu(Device device, Cpu cpu, uint32_t seed, const char* what) {
   const int32_t rows = 7, ffn = 688;
-  const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, 4, 4.0f);
+  const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, seed, 4.0f);
   auto dgu = to_device(gu);
   cuda::DeviceBuffer dout(static_cast<size_t>(rows) * ffn * sizeof(float), "out");
-  cuda::swiglu_rows(dgu.as<float>(), rows, ffn, dout.as(), WeightType::kF32, nullptr);
+  device(dgu.as<float>(), rows, ffn, dout.as(), WeightType::kF32, nullptr);
   const auto got = to_host<float>(dout, static_cast<size_t>(rows) * ffn);
   for (int32_t r = 0; r < rows; ++r) {
     std::vector<float> gate(gu.begin() + r * 2 * ffn, gu.begin() + r * 2 * ffn + ffn);
-    swiglu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
-    expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, "swiglu");
+    cpu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
+    expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, what);
   }
 }
+
+TEST_F(CudaRowwise, SwiGluMatchesTheCpu) { expect_gated_matches_cpu(cuda::swiglu_rows, swiglu, 4, "swiglu"); }
 
 // gemma's post-norm: the CPU normalizes the block's output in place, then
 // adds it to the residual (cpu_backend.cpp, norm_rows_in_place, add_rows).
@@ -81,19 +86,7 @@ TEST_F(CudaRowwise, RmsNormAddIsTheCpusNormThenAdd) {
 
 // GeGLU in f32, the tanh form, against the CPU's geglu (values past +-5
 // included, where tanh saturates).
-TEST_F(CudaRowwise, GeGluMatchesTheCpu) {
-  const int32_t rows = 7, ffn = 688;
-  const auto gu = normal(static_cast<size_t>(rows) * 2 * ffn, 14, 4.0f);
-  auto dgu = to_device(gu);
-  cuda::DeviceBuffer dout(static_cast<size_t>(rows) * ffn * sizeof(float), "out");
-  cuda::geglu_rows(dgu.as<float>(), rows, ffn, dout.as(), WeightType::kF32, nullptr);
-  const auto got = to_host<float>(dout, static_cast<size_t>(rows) * ffn);
-  for (int32_t r = 0; r < rows; ++r) {
-    std::vector<float> gate(gu.begin() + r * 2 * ffn, gu.begin() + r * 2 * ffn + ffn);
-    geglu(gate.data(), &gu[static_cast<size_t>(r) * 2 * ffn + ffn], ffn);
-    expect_rel_close(std::span(got).subspan(static_cast<size_t>(r) * ffn, ffn), gate, kF32Rel, "geglu");
-  }
-}
+TEST_F(CudaRowwise, GeGluMatchesTheCpu) { expect_gated_matches_cpu(cuda::geglu_rows, geglu, 14, "geglu"); }
 
 // Final-logit soft-capping as the CPU's head computes it:
 // tanh(x * (1 / cap)) * cap, over more values than one grid covers.
