@@ -159,12 +159,13 @@ class CpuBackend final : public Backend {
     for (int64_t t = 0; t < T; ++t) rmsnorm(&h_[t * d], &x_[t * d], weight, d, c_.rms_eps);
   }
 
-  // gemma's norms after attention and the FFN, on the block's output
-  // before it joins the residual.
-  void norm_rows_in_place(float* rows, const float* weight, int64_t n) {
-    const int64_t d = c_.dim;
+  // RMSNorm in place of each of `pieces` vectors of `width` values in n
+  // token rows: gemma's norms after attention and the FFN (a piece a row),
+  // qwen3's and gemma3's Q/K norms (a piece a head).
+  void norm_in_place(float* rows, const float* weight, int64_t n, int64_t pieces, int64_t width) {
+    const int64_t items = n * pieces;
 #pragma omp parallel for if (n >= kParallelRows)
-    for (int64_t t = 0; t < n; ++t) rmsnorm(&rows[t * d], &rows[t * d], weight, d, c_.rms_eps);
+    for (int64_t i = 0; i < items; ++i) rmsnorm(rows + i * width, rows + i * width, weight, width, c_.rms_eps);
   }
 
   void add_rows(int64_t T) {
@@ -190,24 +191,19 @@ class CpuBackend final : public Backend {
   void finish_q(const LayerWeights& lw, int64_t n) {
     const int64_t qd = c_.q_dim();
     if (lw.bq) add_bias(q_.data(), lw.bq, n, qd);
-    if (lw.q_norm) norm_heads(q_.data(), lw.q_norm, n, c_.n_heads);
+    if (lw.q_norm) norm_in_place(q_.data(), lw.q_norm, n, c_.n_heads, c_.head_dim);
   }
   // The same for K (which RoPE turns in store_kv) and V, on all T rows.
   void finish_kv(const LayerWeights& lw, int64_t T) {
     const int64_t kvd = c_.kv_dim();
     if (lw.bk) add_bias(k_.data(), lw.bk, T, kvd);
     if (lw.bv) add_bias(v_.data(), lw.bv, T, kvd);
-    if (lw.k_norm) norm_heads(k_.data(), lw.k_norm, T, c_.n_kv_heads);
+    if (lw.k_norm) norm_in_place(k_.data(), lw.k_norm, T, c_.n_kv_heads, c_.head_dim);
   }
   static void add_bias(float* rows, const float* bias, int64_t n, int64_t width) {
 #pragma omp parallel for if (n >= kParallelRows)
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < width; ++j) rows[t * width + j] += bias[j];
-  }
-  void norm_heads(float* rows, const float* weight, int64_t n, int32_t heads) {
-    const int64_t hd = c_.head_dim, items = n * heads;
-#pragma omp parallel for if (n >= kParallelRows)
-    for (int64_t i = 0; i < items; ++i) rmsnorm(rows + i * hd, rows + i * hd, weight, hd, c_.rms_eps);
   }
 
   const RopeTable& rope_of(int32_t layer) const { return c_.is_sliding(layer) ? *rope_sliding_ : rope_; }
@@ -244,7 +240,7 @@ class CpuBackend final : public Backend {
   void feed_forward(const LayerWeights& lw, int64_t n) {
     const int64_t ff = c_.ffn_dim;
     matmul(lw.wo, att_.data(), n, h_.data());
-    if (lw.attn_post_norm) norm_rows_in_place(h_.data(), lw.attn_post_norm, n);
+    if (lw.attn_post_norm) norm_in_place(h_.data(), lw.attn_post_norm, n, 1, c_.dim);
     add_rows(n);
     norm_rows(lw.ffn_norm, n);
     const MatmulTarget gate_up[] = {{&lw.w_gate, gate_.data()}, {&lw.w_up, up_.data()}};
@@ -253,7 +249,7 @@ class CpuBackend final : public Backend {
 #pragma omp parallel for if (n >= kParallelRows)
     for (int64_t t = 0; t < n; ++t) (gelu ? geglu : swiglu)(&gate_[t * ff], &up_[t * ff], ff);
     matmul(lw.w_down, gate_.data(), n, h_.data());
-    if (lw.ffn_post_norm) norm_rows_in_place(h_.data(), lw.ffn_post_norm, n);
+    if (lw.ffn_post_norm) norm_in_place(h_.data(), lw.ffn_post_norm, n, 1, c_.dim);
     add_rows(n);
   }
 

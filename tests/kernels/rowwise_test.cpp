@@ -64,7 +64,7 @@ void expect_gated_matches_cpu(Device device, Cpu cpu, uint32_t seed, const char*
 TEST_F(CudaRowwise, SwiGluMatchesTheCpu) { expect_gated_matches_cpu(cuda::swiglu_rows, swiglu, 4, "swiglu"); }
 
 // gemma's post-norm: the CPU normalizes the block's output in place, then
-// adds it to the residual (cpu_backend.cpp, norm_rows_in_place, add_rows).
+// adds it to the residual (cpu_backend.cpp, norm_in_place, add_rows).
 TEST_F(CudaRowwise, RmsNormAddIsTheCpusNormThenAdd) {
   for (const int32_t dim : {64, 2304}) {
     const int32_t rows = 5;
