@@ -115,7 +115,9 @@ test('a bad key is an AuthenticationError', async () => {
 
 test('a tenant over its quota gets a RateLimitError with retry-after', async () => {
   const tight = await newTenant('tight', { requests_per_minute: 1 });
-  await tight.completions.create({ model, prompt: 'Once', max_tokens: 2 });
+  const { response } = await tight.completions.create({ model, prompt: 'Once', max_tokens: 2 }).withResponse();
+  // OpenAI's header counts the request it answers: 1 a minute, 0 left.
+  assert.equal(response.headers.get('x-ratelimit-remaining-requests'), '0');
   await assert.rejects(tight.completions.create({ model, prompt: 'Once', max_tokens: 2 }), (e) => {
     assert.ok(e instanceof OpenAI.RateLimitError);
     assert.ok(Number(e.headers['retry-after']) >= 1);
