@@ -39,9 +39,16 @@ void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, i
 // one f32 scale per 32. Q8_0 weights at batch 1 are then int8 dot products,
 // as llama.cpp does them: a Q8_0 row is half the bytes of F16, and widening
 // it to f32 costs more instructions than the bandwidth it saves.
+// The other block types take the same activations (llama.cpp quantizes
+// them per 256 for the k-quants, Q8_K; per 32 here, which keeps more of x
+// and serves every type with one quantization). Their values are stored
+// unsigned or with an offset (Q4_0's q - 8, Q4_K's d * sc * q - dmin * m),
+// so their dot products need the sums of x's int8s as well, per 16 (Q6_K's
+// sub-blocks) and so per 32.
 struct QuantizedRow {
   std::vector<int8_t> q;
   std::vector<float> scale;
+  std::vector<int16_t> sum16;  // sum of q[16g, 16g + 16)
 };
 void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols a multiple of 32
 
@@ -57,5 +64,8 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols 
 void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y);
 void gemv_q8_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
 void gemv_q8_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
+// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K rows against xq: each 32
+// values' unsigned weights times x's int8s (vpmaddubsw), scaled per 32.
+void gemv_blocks_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
 
 }  // namespace kvgate

@@ -97,12 +97,13 @@ void gemv(const Matrix& w, int64_t r0, int64_t r1, const float* x, float* y) {
 
 template <class L>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
-  // Q8_0 rows are widened into scratch first. Widened in the tile's loads
-  // instead (as the AVX-512 build does), 8 lanes at a time, the 110M model's
-  // layers ran no faster at 8 to 32 rows (81-114 against 67-116 GFLOP/s,
-  // two runs on Zen 5 with KVGATE_NO_AVX512=1) and slower from 96.
+  // Block-quantized rows, Q8_0 too, are widened into scratch first. Q8_0
+  // widened in the tile's loads instead (as the AVX-512 build does), 8 lanes
+  // at a time, the 110M model's layers ran no faster at 8 to 32 rows
+  // (81-114 against 67-116 GFLOP/s, two runs on Zen 5 with
+  // KVGATE_NO_AVX512=1) and slower from 96.
   cpu::drive_tiles<kTileRows, kTileCols>(
-      w, r0, r1, x, n, y, /*widen_q8=*/true, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[kTileRows][kTileCols]) {
+      w, r0, r1, x, n, y, /*tile_reads_q8=*/false, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[kTileRows][kTileCols]) {
         tile_n<L>(nc, wr, xs, w.cols, out);
       });
 }
@@ -132,7 +133,14 @@ void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int
     case TensorType::F32: return rows<LoadF32>(w, r0, r1, x, n, y);
     case TensorType::F16: return rows<LoadF16>(w, r0, r1, x, n, y);
     case TensorType::BF16: return rows<LoadBF16>(w, r0, r1, x, n, y);
-    case TensorType::Q8_0: return rows<LoadF32>(w, r0, r1, x, n, y);
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q8_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return rows<LoadF32>(w, r0, r1, x, n, y);  // widened first
   }
 }
 
@@ -140,6 +148,7 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
   const int64_t blocks = cols / kQ8_0Block;
   out.q.resize(static_cast<size_t>(cols));
   out.scale.resize(static_cast<size_t>(blocks));
+  out.sum16.resize(static_cast<size_t>(cols / 16));
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = x + b * kQ8_0Block;
@@ -162,6 +171,11 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
     const __m256i q16 = _mm256_packs_epi32(q[0], q[1]), q16b = _mm256_packs_epi32(q[2], q[3]);
     const __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16, q16b), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.q.data() + b * kQ8_0Block), q8);
+  }
+  for (int64_t g = 0; g < cols / 16; ++g) {
+    int sum = 0;
+    for (int j = 0; j < 16; ++j) sum += out.q[static_cast<size_t>(16 * g + j)];
+    out.sum16[static_cast<size_t>(g)] = static_cast<int16_t>(sum);
   }
 }
 
@@ -192,12 +206,15 @@ void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const Qu
     case TensorType::F32: return gemv<LoadF32>(w, r0, r1, x, y);
     case TensorType::F16: return gemv<LoadF16>(w, r0, r1, x, y);
     case TensorType::BF16: return gemv<LoadBF16>(w, r0, r1, x, y);
-    case TensorType::Q8_0: break;
+    case TensorType::Q8_0: return cpu_has_avx512() ? gemv_q8_avx512(w, r0, r1, xq, y) : gemv_q8_avx2(w, r0, r1, xq, y);
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return gemv_blocks_avx2(w, r0, r1, xq, y);
   }
-  if (cpu_has_avx512())
-    gemv_q8_avx512(w, r0, r1, xq, y);
-  else
-    gemv_q8_avx2(w, r0, r1, xq, y);
 }
 
 }  // namespace kvgate

@@ -114,7 +114,7 @@ void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, f
 template <class L, int R>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   cpu::drive_tiles<R, kTileCols>(
-      w, r0, r1, x, n, y, /*widen_q8=*/false, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
+      w, r0, r1, x, n, y, /*tile_reads_q8=*/true, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
         tile_n<L, R>(nc, wr, xs, w.cols, out);
       });
 }
@@ -205,6 +205,13 @@ void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, i
     case TensorType::F16: return rows_for<LoadF16>(w, r0, r1, x, n, y);
     case TensorType::BF16: return rows_for<LoadBF16>(w, r0, r1, x, n, y);
     case TensorType::Q8_0: return rows_for<LoadQ8>(w, r0, r1, x, n, y);
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return rows_for<LoadF32>(w, r0, r1, x, n, y);  // widened first (tile_driver.h)
   }
 }
 

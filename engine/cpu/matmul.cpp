@@ -64,26 +64,27 @@ void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t
   const auto tiles = gemm_rows();
   const ItemSpace space(targets);
   int64_t macs = 0;
-  bool q8 = false;
+  bool blocks = false;
   for (const MatmulTarget& t : targets) {
     macs += t.w->rows * t.w->cols * n;
-    q8 |= t.w->type == TensorType::Q8_0;
+    blocks |= is_block_quantized(t.w->type);
   }
-  // A decode row against Q8_0 weights is quantized once, for every matrix.
+  // A decode row against block-quantized weights is quantized once, for
+  // every matrix.
   // The caller's buffer: a thread_local named inside the region below would
   // be each team thread's own.
   thread_local QuantizedRow quantized;
   QuantizedRow& xq = quantized;
-  if (n == 1 && q8) quantize_row_q8(x, targets[0].w->cols, xq);
+  if (n == 1 && blocks) quantize_row_q8(x, targets[0].w->cols, xq);
   // Many activation rows go kBlockRows at a time, so the block stays in
   // the core's L2 while every weight row passes over it.
   const int64_t cols = targets[0].w->cols;
-  const int64_t blocks = (n + kBlockRows - 1) / kBlockRows;
+  const int64_t row_blocks = (n + kBlockRows - 1) / kBlockRows;
   // The caller's, shared by the team below.
   thread_local cpu::WorkSplit split;
   cpu::WorkSplit& work = split;
   const bool parallel = macs >= kParallelMacs;
-  work.reset(blocks * space.total, parallel ? omp_get_max_threads() : 1);
+  work.reset(row_blocks * space.total, parallel ? omp_get_max_threads() : 1);
 #pragma omp parallel if (parallel)
   work.run([&](int64_t i) {
     const int64_t b = i / space.total;
@@ -192,6 +193,15 @@ int64_t many_rows_min(TensorType type) {
     case TensorType::F16:
     case TensorType::BF16:
     case TensorType::Q8_0: return 48;
+    // Not measured yet: these widen into memory in the tiles as the panels
+    // do, so the crossover is likely earlier.
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return 48;
   }
   return 48;
 }

@@ -1,7 +1,7 @@
 // The loop both builds of gemm_rows run around their register tile
 // (gemm_tile_avx2.cpp, gemm_tile_avx512.cpp): weight rows R at a time
-// (Q8_0 rows widened first into a thread-local buffer where the build's
-// tile cannot widen them in its loads), the activation rows
+// (block-quantized rows widened first into a thread-local buffer where the
+// build's tile cannot widen them in its loads), the activation rows
 // split as evenly as tiles of at most C allow (9 rows are 5 + 4, not
 // 8 + 1), each tile's dot products stored into y.
 //
@@ -20,7 +20,7 @@
 
 namespace kvgate::cpu {
 
-// This thread's scratch for widened Q8_0 rows, at least `floats` long;
+// This thread's scratch for widened rows, at least `floats` long;
 // defined in the baseline build (gemm_tile_avx2.cpp).
 float* widen_scratch(int64_t floats);
 
@@ -30,18 +30,20 @@ float* widen_scratch(int64_t floats);
 // The order of the two loops: for F32, F16 and BF16 the activation tiles (C
 // rows each) are the outer loop, so that each stays in L1 while the range's
 // weight rows pass over it; the other way round, every weight tile streamed
-// all n activation rows from L2 (96 KiB at 32 rows of 768). With
-// `widen_q8`, Q8_0 rows are widened into a buffer first, once per weight
-// tile, so for them the weight tiles are the outer loop; without it the
-// tile reads Q8_0 rows in place like the others. One loop nest serves both
+// all n activation rows from L2 (96 KiB at 32 rows of 768). Block-quantized
+// rows are widened into a buffer first, once per weight tile, so for them
+// the weight tiles are the outer loop; but Q8_0 where `tile_reads_q8` (the
+// AVX-512 tile widens it in its loads), which is read in place like the
+// float types. One loop nest serves both
 // orders: the tile must have a single call site, or GCC stops inlining it
 // and spills its accumulators (3x slower).
 template <int R, int C, class Tile>
-void drive_tiles(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y, bool widen_q8,
+void drive_tiles(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y, bool tile_reads_q8,
                  Tile tile) {
   const int64_t cols = w.cols;
   const int64_t tiles = (n + C - 1) / C, weight_tiles = (r1 - r0 + R - 1) / R;
-  float* wide = widen_q8 && w.type == TensorType::Q8_0 ? widen_scratch(R * cols) : nullptr;
+  const bool widen = is_block_quantized(w.type) && !(tile_reads_q8 && w.type == TensorType::Q8_0);
+  float* wide = widen ? widen_scratch(R * cols) : nullptr;
   const bool weights_outer = wide != nullptr;
   const int64_t outer = weights_outer ? weight_tiles : tiles, inner = weights_outer ? tiles : weight_tiles;
   const void* wr[R];

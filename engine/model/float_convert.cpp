@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "engine/model/dequantize.h"
+#include "engine/model/quantize.h"
 
 namespace kvgate {
 
@@ -40,14 +42,14 @@ void dequantize_row(TensorType type, const void* src, float* out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(b[i]);
       return;
     }
-    case TensorType::Q8_0: {
-      auto* blocks = static_cast<const BlockQ8_0*>(src);
-      for (int64_t b = 0; b < n / kQ8_0Block; ++b) {
-        float d = f16_to_f32(blocks[b].scale_f16);
-        for (int64_t j = 0; j < kQ8_0Block; ++j) out[b * kQ8_0Block + j] = d * blocks[b].q[j];
-      }
-      return;
-    }
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q8_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return dequantize_blocks(type, src, out, n);
   }
   throw Error("dequantize_row: unsupported tensor type");
 }
@@ -67,21 +69,14 @@ void quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) b[i] = f32_to_bf16(src[i]);
       return;
     }
-    case TensorType::Q8_0: {
-      // ggml's Q8_0: scale = max|x| / 127, q = round(x / scale).
-      auto* blocks = static_cast<BlockQ8_0*>(dst);
-      for (int64_t b = 0; b < n / kQ8_0Block; ++b) {
-        const float* x = src + b * kQ8_0Block;
-        float amax = 0;
-        for (int64_t j = 0; j < kQ8_0Block; ++j) amax = std::max(amax, std::fabs(x[j]));
-        float d = amax / 127.0f;
-        float inv = d != 0 ? 1.0f / d : 0.0f;
-        blocks[b].scale_f16 = f32_to_f16(d);
-        for (int64_t j = 0; j < kQ8_0Block; ++j)
-          blocks[b].q[j] = static_cast<int8_t>(std::lround(x[j] * inv));
-      }
-      return;
-    }
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q8_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return quantize_blocks(type, src, dst, n);
   }
   throw Error("quantize_row: unsupported tensor type");
 }

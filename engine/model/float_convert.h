@@ -1,5 +1,6 @@
-// Conversions between f32 and the storage types F16, BF16 and Q8_0.
-// Scalar reference versions here; the kernels use F16C/AVX2 for bulk rows.
+// Conversions between f32 and every storage type: F16 and BF16 here, the
+// block-quantized types through dequantize.h and quantize.h. Reference
+// versions; the kernels widen in registers where it pays.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include "engine/model/float_convert.h"
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
+#include "engine/model/quant_mix.h"
 
 namespace kvgate {
 namespace {
@@ -23,17 +24,6 @@ uint64_t next(uint64_t& state) {
 uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t s = a ^ (b * 0xd1342543de82ef95ull);
   return next(s);
-}
-
-// llama.cpp's general.file_type for "all matrices in this type".
-uint32_t file_type(TensorType t) {
-  switch (t) {
-    case TensorType::F32: return 0;
-    case TensorType::F16: return 1;
-    case TensorType::Q8_0: return 7;
-    case TensorType::BF16: return 32;
-  }
-  return 0;
 }
 
 // Values center ± half_width, uniform; rows of `cols` values in `type`.
@@ -67,12 +57,15 @@ void fill_rows(std::span<std::byte> out, TensorType type, int64_t cols, uint64_t
 
 class ModelWriter {
  public:
-  ModelWriter(GgufWriter& w, uint64_t seed) : w_(w), seed_(seed) {}
+  ModelWriter(GgufWriter& w, uint64_t seed, FileType file_type, int32_t layers, bool tied_output)
+      : w_(w), seed_(seed), file_type_(file_type), layers_(layers), tied_output_(tied_output) {}
 
   // An [in, out] matrix (ne0 = in): uniform with variance 1/in keeps
   // |W x| ~ |x| for an x with unit RMS (uniform on ±a has variance a²/3).
-  void matrix(const std::string& name, int64_t in, int64_t out, TensorType type) {
-    add(name, {in, out}, type, {0.0f, std::sqrt(3.0f / static_cast<float>(in))});
+  // Its type is the file type's choice for it (quant_mix.h).
+  void matrix(const std::string& name, int64_t in, int64_t out) {
+    add(name, {in, out}, matrix_type(file_type_, name, in, layers_, tied_output_),
+        {0.0f, std::sqrt(3.0f / static_cast<float>(in))});
   }
   // RMSNorm gains: near 1, with noise so that a bug that skips them shows.
   void norm(const std::string& name, int64_t n) { add(name, {n}, TensorType::F32, {1.0f, 0.02f}); }
@@ -91,6 +84,9 @@ class ModelWriter {
 
   GgufWriter& w_;
   uint64_t seed_;
+  FileType file_type_;
+  int32_t layers_;
+  bool tied_output_;
   uint64_t count_ = 0;
 };
 
@@ -159,9 +155,13 @@ void validate(const SyntheticModelSpec& s) {
   require(std::isfinite(s.rms_eps) && s.rms_eps > 0, "rms_eps must be a finite number > 0");
   auto traits = tensor_type_traits(static_cast<uint32_t>(s.type));
   require(traits.has_value(), "type " + std::string(ggml_type_name(static_cast<uint32_t>(s.type))) +
-                                  " is not supported (F32, F16, BF16, Q8_0)");
-  // Every matrix's ne0 is dim, ffn or heads x head_dim; quantized rows need whole blocks.
-  const int64_t block = traits->block_elems, q_dim = int64_t{s.heads} * head_dim_of(s);
+                                  " is not supported (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)");
+  require(!s.k_quant_medium || s.type == TensorType::Q4_K || s.type == TensorType::Q5_K,
+          "the _M mixture is of Q4_K or Q5_K, not " + std::string(traits->name));
+  // Every matrix's ne0 is dim, ffn or heads x head_dim; quantized rows need
+  // whole blocks, of 32 values (a k-quant's rows that are not whole 256s
+  // fall back to a 32-value type, quant_mix.h).
+  const int64_t block = std::min<int64_t>(traits->block_elems, kQBlock), q_dim = int64_t{s.heads} * head_dim_of(s);
   require(s.dim % block == 0 && s.ffn % block == 0 && q_dim % block == 0,
           "type " + std::string(traits->name) + " needs dim, ffn and heads x head_dim to be multiples of " +
               std::to_string(block) + ", got dim " + std::to_string(s.dim) + ", ffn " + std::to_string(s.ffn) +
@@ -174,7 +174,8 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   GgufWriter w;
   const int64_t head_dim = head_dim_of(s);
   const int64_t q_dim = head_dim * s.heads, kv_dim = head_dim * s.kv_heads;
-  const std::string type_name(ggml_type_name(static_cast<uint32_t>(s.type)));
+  const FileType file_type{s.type, s.k_quant_medium};
+  const std::string type_name = file_type.name();
   const std::string a = s.arch + ".";
 
   w.set_string("general.architecture", s.arch);
@@ -185,7 +186,7 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
   w.set_string("general.name", "synthetic-" + family + "-" + std::to_string(s.layers) + "L-" + std::to_string(s.dim) +
                                    "d-" + type_name + "-seed" + std::to_string(s.seed));
   w.set_u32("general.alignment", 32);
-  w.set_u32("general.file_type", file_type(s.type));
+  w.set_u32("general.file_type", file_type.llama_ftype());
   w.set_u32(a + "context_length", static_cast<uint32_t>(s.context));
   w.set_u32(a + "embedding_length", static_cast<uint32_t>(s.dim));
   w.set_u32(a + "block_count", static_cast<uint32_t>(s.layers));
@@ -253,20 +254,20 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     w.add_generated_tensor("rope_freqs.weight", {static_cast<int64_t>(factors.size())}, TensorType::F32,
                            [factors](std::span<std::byte> out) { std::memcpy(out.data(), factors.data(), out.size()); });
   }
-  ModelWriter m(w, s.seed);
-  m.matrix("token_embd.weight", s.dim, vocab, s.type);
-  m.norm("output_norm.weight", s.dim);
   const bool gemma = s.arch.starts_with("gemma"), phi3 = s.arch == "phi3";
-  if (!gemma) m.matrix("output.weight", s.dim, vocab, s.type);  // gemma ties the output to the embedding
+  ModelWriter m(w, s.seed, file_type, s.layers, /*tied_output=*/gemma);
+  m.matrix("token_embd.weight", s.dim, vocab);
+  m.norm("output_norm.weight", s.dim);
+  if (!gemma) m.matrix("output.weight", s.dim, vocab);  // gemma ties the output to the embedding
   for (int32_t i = 0; i < s.layers; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     m.norm(p + "attn_norm.weight", s.dim);
     if (phi3) {  // Q, K and V fused, as Phi-3 ships them
-      m.matrix(p + "attn_qkv.weight", s.dim, q_dim + 2 * kv_dim, s.type);
+      m.matrix(p + "attn_qkv.weight", s.dim, q_dim + 2 * kv_dim);
     } else {
-      m.matrix(p + "attn_q.weight", s.dim, q_dim, s.type);
-      m.matrix(p + "attn_k.weight", s.dim, kv_dim, s.type);
-      m.matrix(p + "attn_v.weight", s.dim, kv_dim, s.type);
+      m.matrix(p + "attn_q.weight", s.dim, q_dim);
+      m.matrix(p + "attn_k.weight", s.dim, kv_dim);
+      m.matrix(p + "attn_v.weight", s.dim, kv_dim);
     }
     if (s.arch == "qwen2") {
       m.bias(p + "attn_q.bias", q_dim);
@@ -277,16 +278,16 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
       m.norm(p + "attn_q_norm.weight", head_dim);
       m.norm(p + "attn_k_norm.weight", head_dim);
     }
-    m.matrix(p + "attn_output.weight", q_dim, s.dim, s.type);
+    m.matrix(p + "attn_output.weight", q_dim, s.dim);
     if (gemma) m.norm(p + "post_attention_norm.weight", s.dim);
     m.norm(p + "ffn_norm.weight", s.dim);
     if (phi3) {  // the gate's rows, then up's, in one tensor
-      m.matrix(p + "ffn_up.weight", s.dim, 2 * int64_t{s.ffn}, s.type);
+      m.matrix(p + "ffn_up.weight", s.dim, 2 * int64_t{s.ffn});
     } else {
-      m.matrix(p + "ffn_gate.weight", s.dim, s.ffn, s.type);
-      m.matrix(p + "ffn_up.weight", s.dim, s.ffn, s.type);
+      m.matrix(p + "ffn_gate.weight", s.dim, s.ffn);
+      m.matrix(p + "ffn_up.weight", s.dim, s.ffn);
     }
-    m.matrix(p + "ffn_down.weight", s.ffn, s.dim, s.type);
+    m.matrix(p + "ffn_down.weight", s.ffn, s.dim);
     if (gemma) m.norm(p + "post_ffw_norm.weight", s.dim);
   }
   w.write(path);

@@ -40,6 +40,7 @@ struct SyntheticModelSpec {
   float rope_base = 10000;
   float rms_eps = 1e-5f;
   TensorType type = TensorType::F32;  // of the matrices; norms are always F32
+  bool k_quant_medium = false;        // with Q4_K or Q5_K: the _M mixture (quant_mix.h)
   uint64_t seed = 1;
   std::string vocab_from;  // a GGUF whose tokenizer.* metadata is copied (required)
 };

@@ -9,7 +9,14 @@ std::optional<TensorTypeTraits> tensor_type_traits(uint32_t ggml_type) {
     case TensorType::F32: return TensorTypeTraits{"F32", 1, 4};
     case TensorType::F16: return TensorTypeTraits{"F16", 1, 2};
     case TensorType::BF16: return TensorTypeTraits{"BF16", 1, 2};
-    case TensorType::Q8_0: return TensorTypeTraits{"Q8_0", kQ8_0Block, sizeof(BlockQ8_0)};
+    case TensorType::Q4_0: return TensorTypeTraits{"Q4_0", kQBlock, sizeof(BlockQ4_0)};
+    case TensorType::Q4_1: return TensorTypeTraits{"Q4_1", kQBlock, sizeof(BlockQ4_1)};
+    case TensorType::Q5_0: return TensorTypeTraits{"Q5_0", kQBlock, sizeof(BlockQ5_0)};
+    case TensorType::Q5_1: return TensorTypeTraits{"Q5_1", kQBlock, sizeof(BlockQ5_1)};
+    case TensorType::Q8_0: return TensorTypeTraits{"Q8_0", kQBlock, sizeof(BlockQ8_0)};
+    case TensorType::Q4_K: return TensorTypeTraits{"Q4_K", kQKBlock, sizeof(BlockQ4_K)};
+    case TensorType::Q5_K: return TensorTypeTraits{"Q5_K", kQKBlock, sizeof(BlockQ5_K)};
+    case TensorType::Q6_K: return TensorTypeTraits{"Q6_K", kQKBlock, sizeof(BlockQ6_K)};
   }
   return std::nullopt;
 }

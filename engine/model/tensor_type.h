@@ -1,8 +1,9 @@
 // Element types of GGUF tensors that kvgate can load, and their row layout.
 //
-// ggml stores quantized types in blocks along the innermost dimension (ne0):
-// Q8_0 packs 32 values as one f16 scale and 32 int8s (34 bytes). A row of
-// ne0 values therefore needs ne0 to be a multiple of the block size.
+// ggml stores quantized types in blocks along the innermost dimension (ne0),
+// of 32 values (Q4_0 to Q8_0) or 256 (the k-quants); quant_blocks.h has
+// their layouts. A row of ne0 values therefore needs ne0 to be a multiple
+// of the block size.
 #pragma once
 
 #include <cstddef>
@@ -10,14 +11,29 @@
 #include <optional>
 #include <string_view>
 
+#include "engine/model/quant_blocks.h"
+
 namespace kvgate {
 
 enum class TensorType : uint32_t {
   F32 = 0,
   F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
   Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
   BF16 = 30,
 };
+
+// Whether rows of `type` are runs of quant_blocks.h's blocks (every type but
+// F32, F16 and BF16).
+inline bool is_block_quantized(TensorType type) {
+  return type != TensorType::F32 && type != TensorType::F16 && type != TensorType::BF16;
+}
 
 struct TensorTypeTraits {
   std::string_view name;
@@ -29,12 +45,5 @@ struct TensorTypeTraits {
 std::optional<TensorTypeTraits> tensor_type_traits(uint32_t ggml_type);
 // A readable name for any ggml type id, supported or not ("Q4_K", "type 99").
 std::string_view ggml_type_name(uint32_t ggml_type);
-
-inline constexpr int64_t kQ8_0Block = 32;
-struct BlockQ8_0 {
-  uint16_t scale_f16;
-  int8_t q[kQ8_0Block];
-};
-static_assert(sizeof(BlockQ8_0) == 34);
 
 }  // namespace kvgate

@@ -2,9 +2,9 @@
 // seeded random weights, so tests and benchmarks can run every family and
 // realistic sizes that cannot be downloaded here.
 #include <cstdio>
-#include <map>
 #include <memory>
 
+#include "engine/model/quant_mix.h"
 #include "engine/model/synthetic_model.h"
 #include "gateway/cli/commands.h"
 
@@ -45,14 +45,16 @@ void add_mkmodel(CLI::App& app) {
   cmd->add_option("--context", o->spec.context, "context length")->capture_default_str();
   cmd->add_option("--rope-base", o->spec.rope_base, "RoPE frequency base")->capture_default_str();
   cmd->add_option("--seed", o->spec.seed, "weight seed")->capture_default_str();
-  static const std::map<std::string, TensorType> types{
-      {"f32", TensorType::F32}, {"f16", TensorType::F16}, {"bf16", TensorType::BF16}, {"q8_0", TensorType::Q8_0}};
-  cmd->add_option("--type", o->type, "matrix type: f32, f16, bf16, q8_0")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0"}))
+  cmd->add_option("--type", o->type,
+                  "the matrices' type: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k, or the "
+                  "mixtures q4_k_m and q5_k_m (llama-quantize's choice of type per tensor)")
+      ->check([](const std::string& v) { return parse_file_type(v) ? std::string() : "unknown type " + v; })
       ->capture_default_str();
   cmd->callback([o] {
     if (o->spec.kv_heads == 0) o->spec.kv_heads = o->spec.heads;
-    o->spec.type = types.at(o->type);
+    const FileType ft = *parse_file_type(o->type);
+    o->spec.type = ft.base;
+    o->spec.k_quant_medium = ft.medium;
     write_synthetic_model(o->spec, o->out);
     std::printf("wrote %s\n", o->out.c_str());
   });

@@ -31,9 +31,8 @@ StoredMatrix make_matrix(TensorType type, int64_t rows, int64_t cols, uint32_t s
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   StoredMatrix s;
-  const size_t row_bytes = type == TensorType::Q8_0 ? static_cast<size_t>(cols / kQ8_0Block) * sizeof(BlockQ8_0)
-                           : type == TensorType::F32 ? static_cast<size_t>(cols) * 4
-                                                     : static_cast<size_t>(cols) * 2;
+  const auto traits = *tensor_type_traits(static_cast<uint32_t>(type));
+  const auto row_bytes = static_cast<size_t>(cols / traits.block_elems * traits.block_bytes);
   s.bytes.resize(row_bytes * static_cast<size_t>(rows));
   s.values.resize(static_cast<size_t>(rows * cols));
   std::vector<float> row(static_cast<size_t>(cols));
@@ -76,15 +75,16 @@ void expect_products(const StoredMatrix& w, const std::vector<float>& x, int64_t
   EXPECT_EQ(bad, 0) << what;
 }
 
-constexpr TensorType kTypes[] = {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0};
-const char* name(TensorType t) {
-  switch (t) {
-    case TensorType::F32: return "f32";
-    case TensorType::F16: return "f16";
-    case TensorType::BF16: return "bf16";
-    case TensorType::Q8_0: return "q8_0";
-  }
-  return "?";
+constexpr TensorType kTypes[] = {TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q8_0,
+                                  TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                                  TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+constexpr TensorType kBlockTypes[] = {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                                      TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+std::string name(TensorType t) { return std::string(ggml_type_name(static_cast<uint32_t>(t))); }
+// Columns off the 16-column tile edge where the type allows (whole blocks otherwise).
+int64_t odd_cols(TensorType t) {
+  const int64_t block = tensor_type_traits(static_cast<uint32_t>(t))->block_elems;
+  return block == 1 ? 200 : block == kQBlock ? 192 : 512;
 }
 
 struct Build {
@@ -103,7 +103,7 @@ std::vector<Build> builds() {
 TEST(GemmTile, EveryTypeAndBatchMatchesTheReference) {
   for (const Build& b : builds())
     for (TensorType type : kTypes) {
-      const int64_t rows = 37, cols = type == TensorType::Q8_0 ? 192 : 200;
+      const int64_t rows = 37, cols = odd_cols(type);
       const StoredMatrix w = make_matrix(type, rows, cols, 7);
       for (int64_t n : {2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 24, 32, 33}) {
         const auto x = make_activations(n, cols, static_cast<uint32_t>(n));
@@ -147,7 +147,7 @@ TEST(GemmTile, BatchOneMatchesTheReference) {
         std::vector<float> y(37, NAN);
         gemv_rows(w.m, 0, 20, x.data(), unused, y.data());
         gemv_rows(w.m, 20, 37, x.data(), unused, y.data());
-        expect_products(w, x, 1, y, 0, 37, 1e-5, std::string(name(type)) + " gemv cols=" + std::to_string(cols));
+        expect_products(w, x, 1, y, 0, 37, 1e-5, name(type) + " gemv cols=" + std::to_string(cols));
       }
   }
 }
@@ -186,6 +186,26 @@ TEST(GemmTile, Q8_0DecodeIsCloseToTheReference) {
     }
 }
 
+// The other block types at batch 1 take the same quantized activations,
+// and their own unsigned values and offsets (gemv_blocks_avx2): the same
+// bound. One and several blocks a row, Q6_K's both halves.
+TEST(GemmTile, BlockTypesDecodeIsCloseToTheReference) {
+  for (TensorType type : kBlockTypes) {
+    const int64_t block = tensor_type_traits(static_cast<uint32_t>(type))->block_elems;
+    for (int64_t blocks : {1, 3, 8}) {
+      const int64_t cols = block * blocks;
+      const StoredMatrix w = make_matrix(type, 37, cols, 13);
+      const auto x = make_activations(1, cols, 14);
+      QuantizedRow xq;
+      quantize_row_q8(x.data(), cols, xq);
+      std::vector<float> y(37, NAN);
+      gemv_rows(w.m, 0, 20, x.data(), xq, y.data());
+      gemv_rows(w.m, 20, 37, x.data(), xq, y.data());
+      expect_products(w, x, 1, y, 0, 37, 1.0 / 200, name(type) + " gemv cols=" + std::to_string(cols));
+    }
+  }
+}
+
 TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
   std::vector<float> x(64, 0.0f);
   x[3] = -5.0f, x[4] = 5.0f, x[40] = 1e-30f;
@@ -197,6 +217,9 @@ TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
   EXPECT_FLOAT_EQ(q.scale[0], 5.0f / 127.0f);
   EXPECT_EQ(q.q[40], 127);  // a block's largest value maps to 127 however small
   EXPECT_EQ(q.scale.size(), 2u);
+  ASSERT_EQ(q.sum16.size(), 4u);  // the sums the offset types' dot products use
+  EXPECT_EQ(q.sum16[0], 0);
+  EXPECT_EQ(q.sum16[2], 127);
 }
 
 // The panel kernel on its own: rows off the 8-row tile's edge (37), columns
@@ -206,7 +229,7 @@ TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
 TEST(GemmPanel, EveryTypeMatchesTheReference) {
   if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
   for (TensorType type : kTypes) {
-    const int64_t rows = 37, cols = type == TensorType::Q8_0 ? 192 : 200, ldy = rows + 5;
+    const int64_t rows = 37, cols = odd_cols(type), ldy = rows + 5;
     const StoredMatrix w = make_matrix(type, rows, cols, 31);
     for (int64_t n : {1, 15, 16, 17, 32, 33, 47, 48, 49, 100, 144}) {
       const auto x = make_activations(n, cols, static_cast<uint32_t>(300 + n));
@@ -295,7 +318,7 @@ TEST(Matmul, EveryTypeMatchesTheReferenceOnBothPaths) {
       std::vector<float> ya(static_cast<size_t>(n * 70), NAN), yb(static_cast<size_t>(n * 33), NAN);
       const MatmulTarget both[] = {{&a.m, ya.data()}, {&b.m, yb.data()}};
       matmul_many(both, x.data(), n);
-      const double rel = type == TensorType::Q8_0 && n == 1 ? 1.0 / 200 : 1e-5;
+      const double rel = is_block_quantized(type) && n == 1 ? 1.0 / 200 : 1e-5;
       const std::string what = std::string(name(type)) + " n=" + std::to_string(n);
       expect_products(a, x, n, ya, 0, 70, rel, what + " first");
       expect_products(b, x, n, yb, 0, 33, rel, what + " second");

@@ -199,7 +199,8 @@ TEST(SyntheticModel, BadSpecsAreRejectedWithTheReason) {
   EXPECT_NE(with([](auto& s) { s.rms_eps = 0; }).find("rms_eps"), std::string::npos);
   EXPECT_NE(with([](auto& s) { s.rope_base = NAN; }).find("rope_base"), std::string::npos);
   EXPECT_NE(with([](auto& s) { s.type = TensorType::Q8_0, s.ffn = 100; }).find("multiples of 32"), std::string::npos);
-  EXPECT_NE(with([](auto& s) { s.type = static_cast<TensorType>(12); }).find("not supported"), std::string::npos);
+  EXPECT_NE(with([](auto& s) { s.type = static_cast<TensorType>(10); }).find("not supported"), std::string::npos);
+  EXPECT_NE(with([](auto& s) { s.type = TensorType::Q6_K, s.k_quant_medium = true; }).find("_M mixture"), std::string::npos);
   EXPECT_NE(with([](auto& s) { s.vocab_from.clear(); }).find("vocab_from"), std::string::npos);
 
   // A vocabulary file without tokens, and a missing one, name the file.
