@@ -39,18 +39,26 @@ void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, i
 // one f32 scale per 32. Q8_0 weights at batch 1 are then int8 dot products,
 // as llama.cpp does them: a Q8_0 row is half the bytes of F16, and widening
 // it to f32 costs more instructions than the bandwidth it saves.
-// The other block types take the same activations (llama.cpp quantizes
-// them per 256 for the k-quants, Q8_K; per 32 here, which keeps more of x
-// and serves every type with one quantization). Their values are stored
-// unsigned or with an offset (Q4_0's q - 8, Q4_K's d * sc * q - dmin * m),
-// so their dot products need the sums of x's int8s as well, per 16 (Q6_K's
-// sub-blocks) and so per 32.
+//
+// The other block types take quantized activations too, as llama.cpp
+// quantizes them, so that the arithmetic is comparable: per 32 for Q4_0 to
+// Q5_1 (its Q8_0 and Q8_1), per 256 for the k-quants (its Q8_K: one scale
+// for the super-block, from the value of largest magnitude with its sign).
+// Their weights are stored unsigned or with an offset (Q4_0's q - 8, Q4_K's
+// d * sc * q - dmin * m), so their dot products need the sums of x's int8s
+// as well: per 16 (Q6_K's sub-blocks), and so per 32.
 struct QuantizedRow {
+  int64_t block = 0;  // values per scale: 32 or 256
   std::vector<int8_t> q;
   std::vector<float> scale;
   std::vector<int16_t> sum16;  // sum of q[16g, 16g + 16)
 };
-void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols a multiple of 32
+void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);    // per 32; cols a multiple of 32
+void quantize_row_q8_k(const float* x, int64_t cols, QuantizedRow& out);  // per 256; cols a multiple of 256
+// Whether `type`'s dot products take quantize_row_q8_k's activations.
+inline bool takes_q8_k(TensorType type) {
+  return type == TensorType::Q4_K || type == TensorType::Q5_K || type == TensorType::Q6_K;
+}
 
 // Batch 1: y[r] = w_r . x for rows r in [r0, r1), one row at a time with
 // four accumulators. On Zen 4 one sequential stream per thread reached
@@ -64,8 +72,9 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out);  // cols 
 void gemv_rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, const QuantizedRow& xq, float* y);
 void gemv_q8_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
 void gemv_q8_avx512(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
-// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K rows against xq: each 32
-// values' unsigned weights times x's int8s (vpmaddubsw), scaled per 32.
+// Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K rows against xq (per 256 for
+// the k-quants): each 32 values' unsigned weights times x's int8s
+// (vpmaddubsw), scaled per 32.
 void gemv_blocks_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y);
 
 }  // namespace kvgate

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "engine/cpu/cpu_features.h"
@@ -144,11 +145,22 @@ void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int
   }
 }
 
+namespace {
+void sum_by_16(QuantizedRow& out) {
+  out.sum16.resize(out.q.size() / 16);
+  for (size_t g = 0; g < out.sum16.size(); ++g) {
+    int sum = 0;
+    for (size_t j = 0; j < 16; ++j) sum += out.q[16 * g + j];
+    out.sum16[g] = static_cast<int16_t>(sum);
+  }
+}
+}  // namespace
+
 void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
   const int64_t blocks = cols / kQ8_0Block;
+  out.block = kQ8_0Block;
   out.q.resize(static_cast<size_t>(cols));
   out.scale.resize(static_cast<size_t>(blocks));
-  out.sum16.resize(static_cast<size_t>(cols / 16));
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = x + b * kQ8_0Block;
@@ -172,11 +184,33 @@ void quantize_row_q8(const float* x, int64_t cols, QuantizedRow& out) {
     const __m256i q8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(q16, q16b), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.q.data() + b * kQ8_0Block), q8);
   }
-  for (int64_t g = 0; g < cols / 16; ++g) {
-    int sum = 0;
-    for (int j = 0; j < 16; ++j) sum += out.q[static_cast<size_t>(16 * g + j)];
-    out.sum16[static_cast<size_t>(g)] = static_cast<int16_t>(sum);
+  sum_by_16(out);
+}
+
+void quantize_row_q8_k(const float* x, int64_t cols, QuantizedRow& out) {
+  // As ggml's Q8_K: the scale maps the value of largest magnitude (the
+  // first, on a tie) to -127 exactly, whatever its sign, and the others are
+  // rounded to nearest even against the same reciprocal.
+  out.block = kQKBlock;
+  out.q.resize(static_cast<size_t>(cols));
+  out.scale.resize(static_cast<size_t>(cols / kQKBlock));
+  for (int64_t b = 0; b < cols / kQKBlock; ++b) {
+    const float* xb = x + b * kQKBlock;
+    int8_t* q = out.q.data() + b * kQKBlock;
+    float amax = 0, max = 0;
+    for (int64_t j = 0; j < kQKBlock; ++j)
+      if (std::fabs(xb[j]) > amax) amax = std::fabs(xb[j]), max = xb[j];
+    if (amax == 0) {
+      out.scale[static_cast<size_t>(b)] = 0;
+      std::fill(q, q + kQKBlock, int8_t{0});
+      continue;
+    }
+    const float iscale = -127.0f / max;
+    for (int64_t j = 0; j < kQKBlock; ++j)
+      q[j] = static_cast<int8_t>(std::min(127, static_cast<int>(std::nearbyint(iscale * xb[j]))));
+    out.scale[static_cast<size_t>(b)] = 1 / iscale;
   }
+  sum_by_16(out);
 }
 
 void gemv_q8_avx2(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y) {

@@ -1,5 +1,6 @@
 // gemv_blocks_avx2 (gemm_tile.h): batch-1 dot products of block-quantized
-// weight rows with an activation row quantized per 32 (QuantizedRow).
+// weight rows with an activation row quantized per 32, or per 256 for the
+// k-quants (QuantizedRow).
 //
 // Every type reduces to the same step: 32 weights as unsigned bytes times
 // 32 activation int8s, summed in pairs into int16 (vpmaddubsw; at most
@@ -116,7 +117,7 @@ void k_rows_4_5(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq,
           const int s = 2 * k + h;
           const int64_t xb = i * 8 + s;
           const KScaleMin sm = k_scale_min(b.scales, s);
-          const float xs = xq.scale[static_cast<size_t>(xb)];
+          const float xs = xq.scale[static_cast<size_t>(i)];
           acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32(q[h], xq.q.data() + xb * kQBlock)),
                                 _mm256_set1_ps(d * sm.scale * xs), acc);
           offset -= dmin * sm.min * xs * static_cast<float>(sum32(xq, xb));
@@ -163,7 +164,7 @@ void q6_k_rows(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, 
           const short s0 = sc[2 * g], s1 = sc[2 * g + 1];
           const __m256i scales = _mm256_setr_epi16(s0, s0, s0, s0, s0, s0, s0, s0, s1, s1, s1, s1, s1, s1, s1, s1);
           const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(q[g], xv), scales);
-          const float xs = d * xq.scale[static_cast<size_t>(xb)];
+          const float xs = d * xq.scale[static_cast<size_t>(i)];
           acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(xs), acc);
           offset -= xs * static_cast<float>(32 * (s0 * xq.sum16[2 * xb] + s1 * xq.sum16[2 * xb + 1]));
         }

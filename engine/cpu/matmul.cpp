@@ -64,18 +64,18 @@ void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t
   const auto tiles = gemm_rows();
   const ItemSpace space(targets);
   int64_t macs = 0;
-  bool blocks = false;
+  bool per_32 = false, per_256 = false;
   for (const MatmulTarget& t : targets) {
     macs += t.w->rows * t.w->cols * n;
-    blocks |= is_block_quantized(t.w->type);
+    (takes_q8_k(t.w->type) ? per_256 : per_32) |= is_block_quantized(t.w->type);
   }
   // A decode row against block-quantized weights is quantized once, for
-  // every matrix.
-  // The caller's buffer: a thread_local named inside the region below would
-  // be each team thread's own.
-  thread_local QuantizedRow quantized;
-  QuantizedRow& xq = quantized;
-  if (n == 1 && blocks) quantize_row_q8(x, targets[0].w->cols, xq);
+  // every matrix, in each way they take it. The caller's buffers: a
+  // thread_local named inside the region below would be each team thread's own.
+  thread_local QuantizedRow quantized_32, quantized_256;
+  QuantizedRow &xq = quantized_32, &xk = quantized_256;
+  if (n == 1 && per_32) quantize_row_q8(x, targets[0].w->cols, xq);
+  if (n == 1 && per_256) quantize_row_q8_k(x, targets[0].w->cols, xk);
   // Many activation rows go kBlockRows at a time, so the block stays in
   // the core's L2 while every weight row passes over it.
   const int64_t cols = targets[0].w->cols;
@@ -91,7 +91,7 @@ void matmul_tiled(std::span<const MatmulTarget> targets, const float* x, int64_t
     const auto [t, r0, r1] = space.rows_of(i % space.total);
     const int64_t t0 = b * kBlockRows, nb = std::min(kBlockRows, n - t0);
     if (n == 1)
-      gemv_rows(*t.w, r0, r1, x, xq, t.y);
+      gemv_rows(*t.w, r0, r1, x, takes_q8_k(t.w->type) ? xk : xq, t.y);
     else
       tiles(*t.w, r0, r1, x + t0 * cols, nb, t.y + t0 * t.w->rows);
   });

@@ -8,7 +8,9 @@
 #   q6_k.gguf       and Q6_K, both kept: kvgate reads them in the tests
 #   *.digest        every tensor's type and digests of its bytes and values
 #   *.vectors       llama.cpp's logits and greedy tokens on each
-#                   (llama_reference.cpp)
+#                   (llama_reference.cpp), and *.widened.vectors on the
+#                   same weights widened to F32 by llama-quantize: the
+#                   exact arithmetic, without llama.cpp's int8 activations
 # Run it when the cases change; the test suite needs no llama.cpp.
 #
 #   tests/models/make_quant_vectors.sh LLAMACPP_DIR [KVGATE_BINARY]
@@ -43,5 +45,8 @@ cp "$work/Q6_K.gguf" "$out/q6_k.gguf"
 for m in q4_k_m q6_k; do
   { echo "$header, then llama-quantize"; "$work/quant_reference" digest "$out/$m.gguf"; } >"$out/$m.digest"
   { echo "$header, then llama-quantize"; "$work/llama_reference" "$out/$m.gguf" 200 52 64; } >"$out/$m.vectors"
+  "$llama/build/bin/llama-quantize" --allow-requantize "$out/$m.gguf" "$work/$m.f32.gguf" F32 >/dev/null 2>&1
+  { echo "$header, then llama-quantize, then llama-quantize to F32"; "$work/llama_reference" "$work/$m.f32.gguf" 200 52 64; } \
+    >"$out/$m.widened.vectors"
 done
 ls -l "$out"

@@ -186,9 +186,9 @@ TEST(GemmTile, Q8_0DecodeIsCloseToTheReference) {
     }
 }
 
-// The other block types at batch 1 take the same quantized activations,
-// and their own unsigned values and offsets (gemv_blocks_avx2): the same
-// bound. One and several blocks a row, Q6_K's both halves.
+// The other block types at batch 1 take quantized activations too (per 256
+// for the k-quants), and their own unsigned values and offsets
+// (gemv_blocks_avx2): the same bound. One and several blocks a row.
 TEST(GemmTile, BlockTypesDecodeIsCloseToTheReference) {
   for (TensorType type : kBlockTypes) {
     const int64_t block = tensor_type_traits(static_cast<uint32_t>(type))->block_elems;
@@ -197,7 +197,10 @@ TEST(GemmTile, BlockTypesDecodeIsCloseToTheReference) {
       const StoredMatrix w = make_matrix(type, 37, cols, 13);
       const auto x = make_activations(1, cols, 14);
       QuantizedRow xq;
-      quantize_row_q8(x.data(), cols, xq);
+      if (takes_q8_k(type))
+        quantize_row_q8_k(x.data(), cols, xq);
+      else
+        quantize_row_q8(x.data(), cols, xq);
       std::vector<float> y(37, NAN);
       gemv_rows(w.m, 0, 20, x.data(), xq, y.data());
       gemv_rows(w.m, 20, 37, x.data(), xq, y.data());
@@ -220,6 +223,23 @@ TEST(QuantizeRowQ8, KeepsTheSignTrickInRange) {
   ASSERT_EQ(q.sum16.size(), 4u);  // the sums the offset types' dot products use
   EXPECT_EQ(q.sum16[0], 0);
   EXPECT_EQ(q.sum16[2], 127);
+}
+
+// Q8_K, as ggml's: the value of largest magnitude is -127 whatever its
+// sign (the scale takes the sign), the first of a tie.
+TEST(QuantizeRowQ8K, MapsTheLargestValueToMinus127) {
+  std::vector<float> x(512, 0.0f);
+  x[1] = 2.0f, x[2] = -2.0f, x[3] = 1.0f, x[300] = -4.0f, x[301] = 2.0f;
+  QuantizedRow q;
+  quantize_row_q8_k(x.data(), 512, q);
+  ASSERT_EQ(q.scale.size(), 2u);
+  EXPECT_EQ(q.q[1], -127);
+  EXPECT_EQ(q.q[2], 127);
+  EXPECT_EQ(q.q[3], -64);  // -63.5 to even
+  EXPECT_FLOAT_EQ(q.scale[0], -2.0f / 127.0f);
+  EXPECT_EQ(q.q[300], -127);
+  EXPECT_FLOAT_EQ(q.scale[1], 4.0f / 127.0f);
+  EXPECT_EQ(q.sum16[0], -127 + 127 - 64);
 }
 
 // The panel kernel on its own: rows off the 8-row tile's edge (37), columns

@@ -16,6 +16,7 @@
 #include "engine/cpu/cpu_backend.h"
 #include "engine/model/model.h"
 #include "engine/model/synthetic_model.h"
+#include "tests/engine/sched/llama_vectors.h"
 #include "tests/engine/sched/prefix_support.h"
 #include "tests/shared_data.h"
 #include "tests/temp_dir.h"
@@ -24,11 +25,10 @@ namespace kvgate {
 namespace {
 
 using namespace kvgate::prefix_testing;
-using kvgate::testing::shared_path;
+using namespace kvgate::testing;
 
 // Logits agree when no value differs by more than this share of the
-// row's largest magnitude (element-wise relative error is meaningless for
-// logits near zero).
+// row's largest magnitude (relative_error).
 constexpr double kLogitTolerance = 1e-4;
 // For the GeGLU families (gemma): llama.cpp's CPU path reads GELU from a
 // table at x rounded to f16 and rounds the result to f16; kvgate computes
@@ -43,12 +43,6 @@ struct Family {
 };
 
 void PrintTo(const Family& f, std::ostream* os) { *os << f.name; }
-
-struct Vectors {
-  Tokens prompt;
-  std::vector<std::pair<int32_t, std::vector<float>>> logits;  // (position, row)
-  Tokens greedy;
-};
 
 std::string models_dir() { return std::string(KVGATE_SOURCE_DIR) + "/tests/models"; }
 
@@ -99,52 +93,13 @@ SyntheticModelSpec spec_of(const Family& f) {
   return s;
 }
 
-Vectors vectors_of(const Family& f) {
-  std::ifstream in(models_dir() + "/vectors/" + f.name + ".txt");
-  if (!in) throw std::runtime_error("no vectors for " + f.name + ": run tests/models/make_vectors.sh");
-  Vectors v;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string kind;
-    words >> kind;
-    if (kind == "prompt" || kind == "greedy") {
-      size_t n = 0;
-      words >> n;
-      Tokens& ids = kind == "prompt" ? v.prompt : v.greedy;
-      ids.resize(n);
-      for (TokenId& id : ids) words >> id;
-    } else if (kind == "logits") {
-      int32_t pos = 0;
-      size_t n = 0;
-      words >> pos >> n;
-      std::vector<float> row(n);
-      for (float& x : row) words >> x;
-      v.logits.emplace_back(pos, std::move(row));
-    }
-  }
-  return v;
-}
+LlamaVectors vectors_of(const Family& f) { return read_llama_vectors(models_dir() + "/vectors/" + f.name + ".txt"); }
 
 std::shared_ptr<const Model> model_of(const Family& f) {
   kvgate::testing::TempDir dir;
   const std::string path = (dir.path() / (f.name + ".gguf")).string();
   write_synthetic_model(spec_of(f), path);
   return Model::load(path);  // mapped: the file may go
-}
-
-// The largest difference from llama.cpp's row, as a share of the row's
-// largest magnitude.
-double relative_error(std::span<const float> got, const std::vector<float>& want) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(got[i]) - want[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-  }
-  return diff / scale;
-}
-
-TokenId argmax(std::span<const float> v) {
-  return static_cast<TokenId>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
 class FamilyVsLlamaCpp : public ::testing::TestWithParam<Family> {
@@ -157,7 +112,7 @@ class FamilyVsLlamaCpp : public ::testing::TestWithParam<Family> {
     ASSERT_EQ(want_.greedy.size(), 64u);
   }
   std::shared_ptr<const Model> model_;
-  Vectors want_;
+  LlamaVectors want_;
   double tolerance_ = kLogitTolerance;
 };
 
