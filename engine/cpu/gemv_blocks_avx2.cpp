@@ -89,6 +89,12 @@ void q5_1(const BlockQ5_1& b, const int8_t* x, float xs, int xsum, __m256& acc, 
   offset += _cvtsh_ss(b.m) * xs * static_cast<float>(xsum);
 }
 
+// The k-quants take x quantized per 256 (one scale a super-block), so a
+// super-block's products add up in int32 lanes, each sub-block's weighted
+// by its integer scale in the vpmaddwd that widens it, and turn into floats
+// once per 256 values. The mins (Q4_K, Q5_K) and Q6_K's -32 are integer
+// sums of x's per-16 sums against the sub-blocks' integers, likewise.
+
 // Q4_K and Q5_K: per 64 values, 32 bytes of nibbles (sub-block 2k low,
 // 2k + 1 high) and, for Q5_K, bits 2k and 2k + 1 of the 32 qh bytes.
 template <class Block, bool kFifth>
@@ -103,26 +109,30 @@ void k_rows_4_5(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq,
       const Block& b = row[i];
       _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes, _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes + 64, _MM_HINT_T0);
-      const float d = _cvtsh_ss(b.d), dmin = _cvtsh_ss(b.dmin);
+      _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes + 128, _MM_HINT_T0);
+      const int8_t* x = xq.q.data() + i * kQKBlock;
+      const int16_t* xsum = xq.sum16.data() + i * 16;
       __m256i qh;
       if constexpr (kFifth) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
+      __m256i sum = _mm256_setzero_si256();
+      int mins = 0;
       for (int k = 0; k < 4; ++k) {
         const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k));
-        __m256i q[2] = {_mm256_and_si256(qs, low), _mm256_and_si256(_mm256_srli_epi16(qs, 4), low)};
+        __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
         if constexpr (kFifth) {
-          q[0] = _mm256_or_si256(q[0], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), one), 4));
-          q[1] = _mm256_or_si256(q[1], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k + 1), one), 4));
+          lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), one), 4));
+          hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k + 1), one), 4));
         }
-        for (int h = 0; h < 2; ++h) {
-          const int s = 2 * k + h;
-          const int64_t xb = i * 8 + s;
-          const KScaleMin sm = k_scale_min(b.scales, s);
-          const float xs = xq.scale[static_cast<size_t>(i)];
-          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32(q[h], xq.q.data() + xb * kQBlock)),
-                                _mm256_set1_ps(d * sm.scale * xs), acc);
-          offset -= dmin * sm.min * xs * static_cast<float>(sum32(xq, xb));
-        }
+        const KScaleMin a = k_scale_min(b.scales, 2 * k), c = k_scale_min(b.scales, 2 * k + 1);
+        const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k)));
+        const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(plo, _mm256_set1_epi16(a.scale)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(phi, _mm256_set1_epi16(c.scale)));
+        mins += a.min * (xsum[4 * k] + xsum[4 * k + 1]) + c.min * (xsum[4 * k + 2] + xsum[4 * k + 3]);
       }
+      const float xs = xq.scale[static_cast<size_t>(i)];
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(_cvtsh_ss(b.d) * xs), acc);
+      offset -= _cvtsh_ss(b.dmin) * xs * static_cast<float>(mins);
     }
     y[r] = hsum(acc) + offset;
   }
@@ -137,15 +147,19 @@ void q6_k_rows(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, 
   for (int64_t r = r0; r < r1; ++r) {
     const auto* row = reinterpret_cast<const BlockQ6_K*>(w.row(r));
     __m256 acc = _mm256_setzero_ps();
-    float offset = 0;
     for (int64_t i = 0; i < blocks; ++i) {
       const BlockQ6_K& b = row[i];
       for (int p = 0; p < 4; ++p)
         _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes + 64 * p, _MM_HINT_T0);
-      const float d = _cvtsh_ss(b.d);
+      const int8_t* x = xq.q.data() + i * kQKBlock;
+      const int16_t* xsum = xq.sum16.data() + i * 16;
+      // All 16 scales widened to int16 once: lanes 0-7 and 8-15 of `wide`.
+      const __m256i wide = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+      __m256i sum = _mm256_setzero_si256();
+      // The -32 of every value: 32 x sum over sub-blocks of scale x sum16.
+      const __m256i offsets = _mm256_madd_epi16(wide, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xsum)));
       for (int half = 0; half < 2; ++half) {
         const uint8_t *ql = b.ql + 64 * half, *qhp = b.qh + 32 * half;
-        const int8_t* sc = b.scales + 8 * half;
         const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
         const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
         const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp));
@@ -159,18 +173,16 @@ void q6_k_rows(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, 
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), two), 4)),
         };
         for (int g = 0; g < 4; ++g) {
-          const int64_t xb = i * 8 + half * 4 + g;
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.q.data() + xb * kQBlock));
-          const short s0 = sc[2 * g], s1 = sc[2 * g + 1];
-          const __m256i scales = _mm256_setr_epi16(s0, s0, s0, s0, s0, s0, s0, s0, s1, s1, s1, s1, s1, s1, s1, s1);
-          const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(q[g], xv), scales);
-          const float xs = d * xq.scale[static_cast<size_t>(i)];
-          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(xs), acc);
-          offset -= xs * static_cast<float>(32 * (s0 * xq.sum16[2 * xb] + s1 * xq.sum16[2 * xb + 1]));
+          const int s = 8 * half + 2 * g;
+          const __m256i scales = _mm256_setr_m128i(_mm_set1_epi16(b.scales[s]), _mm_set1_epi16(b.scales[s + 1]));
+          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 128 * half + 32 * g));
+          sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(q[g], xv), scales));
         }
       }
+      sum = _mm256_sub_epi32(sum, _mm256_slli_epi32(offsets, 5));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(_cvtsh_ss(b.d) * xq.scale[static_cast<size_t>(i)]), acc);
     }
-    y[r] = hsum(acc) + offset;
+    y[r] = hsum(acc);
   }
 }
 

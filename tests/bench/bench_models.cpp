@@ -1,5 +1,6 @@
 #include "tests/bench/bench_models.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -15,17 +16,21 @@ BenchDirs bench_dirs(int argc, char** argv) {
 
 namespace {
 
-std::string type_tag(TensorType type) {
-  return type == TensorType::F32 ? "f32" : type == TensorType::F16 ? "f16" : type == TensorType::BF16 ? "bf16" : "q8_0";
+// "q4_k_m", as mkmodel --type names it.
+std::string type_tag(const FileType& type) {
+  std::string s = type.name();
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 // Writes `s` to models_dir/name-TYPE.gguf unless it is there already.
 std::string bench_model(const std::string& models_dir, const std::string& shared_dir, const std::string& name,
-                        SyntheticModelSpec s, TensorType type) {
+                        SyntheticModelSpec s, const FileType& type) {
   std::filesystem::create_directories(models_dir);
   const std::string path = models_dir + "/" + name + "-" + type_tag(type) + ".gguf";
   if (!std::filesystem::exists(path)) {
-    s.type = type;
+    s.type = type.base;
+    s.k_quant_medium = type.medium;
     s.vocab_from = shared_dir + "/testdata/ggml-vocab-llama-spm.gguf";
     write_synthetic_model(s, path + ".tmp");  // renamed only when complete
     std::filesystem::rename(path + ".tmp", path);
@@ -35,14 +40,14 @@ std::string bench_model(const std::string& models_dir, const std::string& shared
 
 }  // namespace
 
-std::string bench_model_110m(const std::string& models_dir, const std::string& shared_dir, TensorType type) {
+std::string bench_model_110m(const std::string& models_dir, const std::string& shared_dir, const FileType& type) {
   SyntheticModelSpec s;
   s.layers = 12, s.dim = 768, s.heads = 12, s.kv_heads = 4, s.ffn = 2048, s.context = 4096;
   return bench_model(models_dir, shared_dir, "llama-110m-ctx4096", s, type);
 }
 
 std::string bench_model_family(const std::string& models_dir, const std::string& shared_dir, const std::string& family,
-                               TensorType type) {
+                               const FileType& type) {
   SyntheticModelSpec s;
   s.context = 4096;
   if (family == "qwen2") {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "engine/model/quant_mix.h"
 #include "engine/model/synthetic_model.h"
 #include "engine/model/tensor_type.h"
 
@@ -22,7 +23,11 @@ BenchDirs bench_dirs(int argc, char** argv);
 // The ~110M-parameter Llama of the issues: dim 768, 12 layers, 12 heads,
 // 4 KV heads, FFN 2048, the llama-spm vocabulary (32000), context 4096.
 // Returns its path, writing it first if it is not there yet.
-std::string bench_model_110m(const std::string& models_dir, const std::string& shared_dir, TensorType type);
+// The matrices in `type`, or in a file type's mixture (quant_mix.h: Q4_K_M).
+std::string bench_model_110m(const std::string& models_dir, const std::string& shared_dir, const FileType& type);
+inline std::string bench_model_110m(const std::string& models_dir, const std::string& shared_dir, TensorType type) {
+  return bench_model_110m(models_dir, shared_dir, FileType{type, false});
+}
 
 // The families' benchmark shapes, about 0.3 to 0.45B parameters each with
 // the llama-spm vocabulary (32000; their own vocabularies are not in
@@ -32,6 +37,6 @@ std::string bench_model_110m(const std::string& models_dir, const std::string& s
 // heads, 4 KV heads, FFN 4096, RoPE base 500,000 with Llama 3.1's factors).
 // Returns the path, writing the file first if it is not there yet.
 std::string bench_model_family(const std::string& models_dir, const std::string& shared_dir, const std::string& family,
-                               TensorType type);
+                               const FileType& type);
 
 }  // namespace kvgate
