@@ -318,7 +318,8 @@ void GgufFile::read_tensor_infos(Cursor& c, uint64_t n_tensors, uint64_t alignme
     auto traits = tensor_type_traits(type);
     if (!traits)
       c.fail("tensor '" + t.name + "' has type " + std::string(ggml_type_name(type)) +
-             ", which kvgate does not support (F32, F16, BF16, Q8_0)");
+             ", which kvgate does not read (it reads F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, "
+             "Q6_K)");
     t.type = static_cast<TensorType>(type);
     if (t.dims[0] % traits->block_elems != 0)
       c.fail("tensor '" + t.name + "': row length " + std::to_string(t.dims[0]) +

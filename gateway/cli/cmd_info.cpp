@@ -8,6 +8,7 @@
 #include "engine/backend.h"
 #include "engine/kv_layout.h"
 #include "engine/model/model.h"
+#include "engine/model/weight_summary.h"
 #include "gateway/cli/commands.h"
 #include "gateway/config/byte_size.h"
 
@@ -21,6 +22,14 @@ struct InfoOptions {
   std::string kv_type = "f32";
   bool json = false;
 };
+
+// {"Q4_K": {"tensors": 13, "bytes": N}, ...}
+boost::json::object weight_types_json(const WeightSummary& w) {
+  boost::json::object o;
+  for (const WeightTypeBytes& t : w.types)
+    o[ggml_type_name(static_cast<uint32_t>(t.type))] = {{"tensors", t.tensors}, {"bytes", t.bytes}};
+  return o;
+}
 
 void run(const InfoOptions& o) {
   auto model = Model::load(o.model);
@@ -36,6 +45,7 @@ void run(const InfoOptions& o) {
   const int64_t full_seqs = blocks / blocks_per_seq;
   const int64_t params = model->weights().parameter_count();
   const size_t weight_bytes = model->file().tensor_data().size();
+  const WeightSummary weights = summarize_weights(model->file());
 
   if (o.json) {
     boost::json::object j{{"model", o.model},
@@ -51,6 +61,8 @@ void run(const InfoOptions& o) {
                           {"context_length", c.context_length},
                           {"parameters", params},
                           {"weight_bytes", weight_bytes},
+                          {"weight_type", weights.file_type},
+                          {"weight_types", weight_types_json(weights)},
                           {"kv_type", kv_type_name(kv)},
                           {"kv_bytes_per_element", elem},
                           {"kv_bytes_per_token", per_token},
@@ -69,6 +81,7 @@ void run(const InfoOptions& o) {
   std::printf("context          %d tokens, RoPE base %g over %d dims\n", c.context_length, c.rope_base, c.rope_dim);
   std::printf("parameters       %lld (%.1f MiB of tensor data)\n", static_cast<long long>(params),
               static_cast<double>(weight_bytes) / 1048576.0);
+  std::printf("weights          %s\n", weights.text().c_str());
   std::printf("KV per token     2 x %d layers x %d KV heads x %d head dim x %lld B (%s) = %lld B\n", c.n_layers,
               c.n_kv_heads, c.head_dim, static_cast<long long>(elem), std::string(kv_type_name(kv)).c_str(),
               static_cast<long long>(per_token));

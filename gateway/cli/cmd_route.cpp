@@ -112,7 +112,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
   admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, secrets.admin);
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()),
-                             api_model(c, mc), routes_of(admin, metrics_api));
+                             api_model(c, *model), routes_of(admin, metrics_api));
 
   std::optional<server::Server> http(std::in_place, server_options(c),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });

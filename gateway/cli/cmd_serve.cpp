@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "engine/model/model.h"
 #include "engine/model/model_fingerprint.h"
+#include "engine/model/weight_summary.h"
 #include "engine/sched/engine.h"
 #include "engine/sched/tier_identity.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -80,7 +81,8 @@ LoadedModel load_model(const config::ServerConfig& c) {
   bo.device_graphs = c.model.cuda_graphs;
   m.backend = make_backend(c.model.backend, m.model, bo);
   say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
-      std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + ")");
+      std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + "), weights " +
+      summarize_weights(m.model->file()).text());
   say(capacity_line(*m.backend, mc));
   return m;
 }
@@ -193,7 +195,7 @@ void serve(const config::ServerConfig& c) {
   admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, secrets.admin);
   const std::unique_ptr<replica::InternalApi> internal =
       replica_api(c, internal_token, engine, kv_identity, events.get());
-  serving::ApiModel served = api_model(c, m.model->config());
+  serving::ApiModel served = api_model(c, *m.model);
   served.replica_only = internal != nullptr;
   const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, openai::ChatTemplate::from_gguf(m.model->file()),
                              std::move(served), mounts_of(admin, metrics_api, internal.get()));

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "engine/model/weight_summary.h"
 
 namespace kvgate::cli {
 
@@ -58,8 +59,13 @@ std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& 
   return mounts;
 }
 
-serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc) {
+serving::ApiModel api_model(const config::ServerConfig& c, const Model& model) {
+  const ModelConfig& mc = model.config();
+  const WeightSummary weights = summarize_weights(model.file());
   serving::ApiModel m;
+  m.weight_type = weights.file_type;
+  m.weight_bytes = weights.bytes;
+  m.parameters = model.weights().parameter_count();
   m.id = c.served_model_name();
   m.created_unix =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/model.h"
 #include "engine/model_config.h"
 #include "gateway/admin/admin_api.h"
 #include "gateway/admin/metrics_api.h"
@@ -31,7 +32,7 @@ void wait_for_stop(const sigset_t& signals, int64_t shutdown_deadline_ms);
 void say(const std::string& line);
 
 server::ServerOptions server_options(const config::ServerConfig& c);
-serving::ApiModel api_model(const config::ServerConfig& c, const ModelConfig& mc);
+serving::ApiModel api_model(const config::ServerConfig& c, const Model& model);
 
 // The operator's routes that `serve` and `route` mount beside the OpenAI
 // ones: /admin, /metrics and /dashboard.

@@ -13,6 +13,11 @@ json::value model_object(const ModelCard& m) {
   o["object"] = "model";
   o["created"] = m.created;
   o["owned_by"] = m.owned_by;
+  if (m.meta)
+    o["meta"] = {{"weight_type", m.meta->weight_type},
+                 {"weight_bytes", m.meta->weight_bytes},
+                 {"parameters", m.meta->parameters},
+                 {"context_length", m.meta->context_length}};
   return o;
 }
 

@@ -100,7 +100,8 @@ void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) con
 
 void HttpApi::models(const server::HttpRequest& req, server::Reply& reply) const {
   const tenancy::Principal who = require_tenant(req, tenancy_);
-  const openai::ModelCard card{model_.id, model_.created_unix};
+  openai::ModelCard card{model_.id, model_.created_unix};
+  card.meta = openai::ModelMeta{model_.weight_type, model_.weight_bytes, model_.parameters, model_.context_tokens};
   send_json(reply, 200, openai::model_list({&card, 1}), rate_headers(tenancy_, who.tenant));
 }
 

@@ -41,6 +41,9 @@ namespace kvgate::serving {
 struct ApiModel {
   std::string id;               // what /v1/models lists and requests must name
   int64_t created_unix = 0;     // when the server loaded it
+  std::string weight_type;      // the weights' file type ("Q4_K_M"), for /v1/models
+  uint64_t weight_bytes = 0;
+  int64_t parameters = 0;
   int32_t context_tokens = 0;   // the model's context: prompt + output
   int32_t max_prompt_tokens = 0;  // the operator's bound on a prompt; 0 = the context
   int32_t max_output_tokens = 0;  // the operator's bound on max_tokens; 0 = the context

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <boost/json.hpp>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -129,6 +131,28 @@ TEST(Cli, MkmodelWritesAModelThatGenerates) {
   EXPECT_NE(info.out.find("\"kv_heads\":2"), std::string::npos) << info.out;
   CliRun gen = kvgate("generate --model " + out + " --prompt hi --max-tokens 4 --temperature 0 --json");
   EXPECT_EQ(gen.exit_code, 0) << gen.out;
+}
+
+// The mixture people download, from kvgate's own quantizer: llama-quantize's
+// types per tensor, reported by `info`, and a model that generates.
+TEST(Cli, MkmodelWritesAQ4_K_MModelThatInfoDescribes) {
+  TempDir dir;
+  const std::string out = dir.sub("q4km.gguf");
+  CliRun mk = kvgate("mkmodel --out " + out + " --vocab-from " + shared_path("testdata/ggml-vocab-llama-spm.gguf") +
+                     " --layers 2 --dim 256 --heads 4 --kv-heads 2 --ffn 512 --type q4_k_m --context 256");
+  ASSERT_EQ(mk.exit_code, 0) << mk.out;
+  CliRun info = kvgate("info --model " + out + " --json");
+  const auto j = boost::json::parse(info.out).as_object();
+  EXPECT_EQ(j.at("weight_type").as_string(), "Q4_K_M");
+  const auto& types = j.at("weight_types").as_object();
+  EXPECT_EQ(types.at("Q6_K").at("tensors").to_number<int64_t>(), 3);  // output, layer 1's attn_v and ffn_down
+  EXPECT_EQ(types.at("Q4_K").at("tensors").to_number<int64_t>(), 13);
+  EXPECT_NE(kvgate("info --model " + out).out.find("weights          Q4_K_M, "), std::string::npos);
+  CliRun gen = kvgate("generate --model " + out + " --prompt hi --max-tokens 4 --temperature 0 --json");
+  EXPECT_EQ(gen.exit_code, 0) << gen.out;
+  CliRun bad = kvgate("mkmodel --out " + out + " --vocab-from x --layers 1 --dim 64 --heads 1 --ffn 64 --type q3_k");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.out.find("unknown type q3_k"), std::string::npos) << bad.out;
 }
 
 // Bad input: a clear message naming the problem and a non-zero exit, never a crash.

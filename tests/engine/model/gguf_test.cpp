@@ -99,6 +99,49 @@ TEST(Gguf, WriterRoundTrips) {
   EXPECT_EQ(f->find_tensor("q")->nbytes, 2 * sizeof(BlockQ8_0));
 }
 
+// A Q4_K tensor (256 values a block) in a file, and where its type id and
+// its first dimension sit in the header.
+struct KQuantFile {
+  std::vector<std::byte> bytes;
+  size_t dims_at, type_at;
+};
+KQuantFile k_quant_file() {
+  GgufWriter w;
+  w.set_string("general.architecture", "llama");
+  w.add_tensor("kq", {256, 2}, TensorType::Q4_K, std::vector<std::byte>(2 * sizeof(BlockQ4_K)));
+  KQuantFile f{w.serialize(), 0, 0};
+  const std::string name = "kq";
+  auto at = std::search(f.bytes.begin(), f.bytes.end(), name.begin(), name.end(),
+                        [](std::byte b, char c) { return static_cast<char>(b) == c; });
+  f.dims_at = static_cast<size_t>(at - f.bytes.begin()) + name.size() + 4;  // past the name and n_dims
+  f.type_at = f.dims_at + 2 * 8;
+  return f;
+}
+
+TEST(Gguf, KQuantTensorsAreReadInPlace) {
+  const KQuantFile f = k_quant_file();
+  auto g = GgufFile::parse(f.bytes);
+  const GgufTensor& t = g->tensors().at(0);
+  EXPECT_EQ(t.type, TensorType::Q4_K);
+  EXPECT_EQ(t.nbytes, 2 * sizeof(BlockQ4_K));
+}
+
+// A type kvgate does not read is refused naming the tensor and the type; a
+// k-quant row that is not whole blocks of 256 names the block size.
+TEST(Gguf, AnUnreadTypeOrAPartBlockNamesTheTensor) {
+  KQuantFile f = k_quant_file();
+  const uint32_t q2_k = 10;
+  std::memcpy(f.bytes.data() + f.type_at, &q2_k, 4);
+  std::string e = error_of(f.bytes);
+  EXPECT_NE(e.find("tensor 'kq' has type Q2_K, which kvgate does not read"), std::string::npos) << e;
+
+  f = k_quant_file();
+  const uint64_t dims[] = {128, 4};  // as many values, in rows of half a block
+  std::memcpy(f.bytes.data() + f.dims_at, dims, sizeof dims);
+  e = error_of(f.bytes);
+  EXPECT_NE(e.find("tensor 'kq': row length 128 is not a multiple of the Q4_K block size"), std::string::npos) << e;
+}
+
 TEST(Gguf, WrongMagic) {
   auto bytes = small_file();
   bytes[0] = std::byte{'X'};

@@ -62,6 +62,7 @@ class HttpApiTest : public testing::SuiteStack<HttpApiTest> {
     m.id = kModelId;
     m.created_unix = 1700000000;
     m.context_tokens = stack().model_->config().context_length;
+    m.weight_type = "F32", m.weight_bytes = 1234, m.parameters = 260000;
     return m;
   }
   void make_api(ApiModel m, std::vector<server::Mount> mounts = {}) {
@@ -133,7 +134,9 @@ TEST_F(HttpApiTest, HealthNeedsNoKeyAndTheModelListNamesTheServedModel) {
   EXPECT_EQ(header(models, "content-type"), "application/json");
   EXPECT_EQ(json::parse(models.body),
             json::parse(R"({"object":"list","data":[{"id":"stories260K","object":"model","created":1700000000,)"
-                        R"("owned_by":"kvgate"}]})"));
+                        R"("owned_by":"kvgate","meta":{"weight_type":"F32","weight_bytes":1234,"parameters":260000,)"
+                        R"("context_length":)" +
+                        std::to_string(stack().model_->config().context_length) + "}}]}"));
 }
 
 TEST_F(HttpApiTest, AMissingUnknownOrRevokedKeyIsTheSame401BeforeTheBodyIsRead) {
