@@ -10,17 +10,6 @@
 namespace kvgate::cuda {
 namespace {
 
-// Bytes of a dense row of `cols` values in `t`: Q8_0 is 34 bytes per 32.
-size_t dense_row_bytes(WeightType t, int64_t cols) {
-  switch (t) {
-    case WeightType::kF32: return static_cast<size_t>(cols) * 4;
-    case WeightType::kF16:
-    case WeightType::kBF16: return static_cast<size_t>(cols) * 2;
-    case WeightType::kQ8_0: return static_cast<size_t>(cols / 32) * 34;
-  }
-  return 0;
-}
-
 // The parts stacked row-wise into one device matrix (they share cols), in
 // their type when they all have one, else widened to f32.
 DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* what, cudaStream_t stream) {
@@ -32,8 +21,9 @@ DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* wh
     m.rows += p->rows;
     if (p->type != m.type) m.type = WeightType::kF32;
   }
-  if (m.type == WeightType::kQ8_0 && m.cols % 32 != 0)
-    throw Error(std::string("weights: ") + what + " is Q8_0 with a width not whole blocks of 32");
+  if (m.cols % weight_block(m.type).values != 0)
+    throw Error(std::string("weights: ") + what + " has a width of " + std::to_string(m.cols) +
+                ", not whole blocks of its type's " + std::to_string(weight_block(m.type).values));
   m.row_bytes = dense_row_bytes(m.type, m.cols);
   m.storage = DeviceBuffer(static_cast<size_t>(m.rows) * m.row_bytes, what);
   m.data = m.storage.as();
