@@ -5,6 +5,7 @@
 
 #include "kernels/convert.h"
 #include "kernels/q8_0_matvec.h"
+#include "kernels/quant_matvec.h"
 
 namespace kvgate::cuda {
 namespace {
@@ -97,8 +98,9 @@ WeightType Gemm::input_type(const DeviceMatrix& w) {
 }
 
 void Gemm::reserve(const DeviceMatrix& w) {
-  if (w.type == WeightType::kQ8_0)
-    ensure_bytes(widened_, static_cast<size_t>(w.rows * w.cols) * sizeof(float), "a Q8_0 matrix widened to f32");
+  if (is_block_type(w.type))
+    ensure_bytes(widened_, static_cast<size_t>(w.rows * w.cols) * sizeof(float),
+                 "a block-quantized matrix widened to f32");
 }
 
 void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, int64_t n, float* y, int64_t ldy,
@@ -111,29 +113,38 @@ void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, in
                "cublasGemmEx");
 }
 
-// Up to kQ8_0PassedRows rows read the Q8_0 bytes in place, in passes of
-// kQ8_0MatvecMaxRows rows; more widen them first and take the F32 path. The
-// widening costs about 9 bytes per weight (1.06 read and 4 written, then 4
-// read by the GEMM), a pass 1.06: at 64 rows eight passes cost what one
-// widening does, and past that a prefill's rows share the widening. An x
-// that is not 16-byte aligned (no caller in the backend: its buffers are
-// cudaMalloc's) takes the widened path too.
-void Gemm::q8_0_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
-  if (n <= kQ8_0PassedRows && q8_0_matvec_aligned(x)) {
-    for (int64_t t = 0; t < n; t += kQ8_0MatvecMaxRows)
-      q8_0_matvec(w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, std::min(kQ8_0MatvecMaxRows, n - t),
-                  y + t * ldy, ldy, beta, stream_);
+// Up to kBlockPassedRows rows read the blocks in place, in mat-vec passes
+// of up to 8 rows; more widen them first and take the F32 path. For Q8_0
+// the widening costs about 9 bytes per weight (1.06 read and 4 written,
+// then 4 read by the GEMM), a pass 1.06: at 64 rows eight passes cost what
+// one widening does, and past that a prefill's rows share the widening.
+// The 4- to 6-bit types read fewer bytes a pass (0.56 to 0.82), so their
+// break-even is later (about 15 passes for Q4_K); they take the same 64
+// until a device measures it. An x that is not 16-byte aligned (no caller
+// in the backend: its buffers are cudaMalloc's) takes the widened path too.
+// Q8_0 passes run its own staged kernel, the others quant_matvec.
+void Gemm::block_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
+  if (n <= kBlockPassedRows && quant_matvec_aligned(x)) {
+    static_assert(kQ8_0MatvecMaxRows == kQuantMatvecMaxRows);
+    for (int64_t t = 0; t < n; t += kQuantMatvecMaxRows) {
+      const int64_t rows = std::min(kQuantMatvecMaxRows, n - t);
+      if (w.type == WeightType::kQ8_0)
+        q8_0_matvec(w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, rows, y + t * ldy, ldy, beta, stream_);
+      else
+        quant_matvec(w.type, w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, rows, y + t * ldy, ldy, beta,
+                     stream_);
+    }
     return;
   }
   reserve(w);
-  widen_rows(WeightType::kQ8_0, w.data, w.row_bytes, w.rows, w.cols, widened_.as<float>(), stream_);
+  widen_rows(w.type, w.data, w.row_bytes, w.rows, w.cols, widened_.as<float>(), stream_);
   f32_gemm(widened_.as(), w.rows, w.cols, x, n, y, ldy, beta);
 }
 
 void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta) {
   if (n == 0) return;
   if (w.type == WeightType::kF32) return f32_gemm(w.data, w.rows, w.cols, x, n, y, ldy, beta);
-  if (w.type == WeightType::kQ8_0) return q8_0_linear(w, static_cast<const float*>(x), n, y, ldy, beta);
+  if (is_block_type(w.type)) return block_linear(w, static_cast<const float*>(x), n, y, ldy, beta);
   const float alpha = 1.0f;
   const LtPlan& p = plan_for(w, n, ldy, beta != 0.0f);
   check_cublas(cublasLtMatmul(lt_, p.op, &alpha, w.data, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
