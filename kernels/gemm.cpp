@@ -1,6 +1,7 @@
 #include "kernels/gemm.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "kernels/convert.h"
@@ -122,23 +123,39 @@ void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, in
 // break-even is later (about 15 passes for Q4_K); they take the same 64
 // until a device measures it. An x that is not 16-byte aligned (no caller
 // in the backend: its buffers are cudaMalloc's) takes the widened path too.
-// Q8_0 passes run its own staged kernel, the others quant_matvec.
+// A matrix of parts in different types runs each part's passes into its
+// rows of y, or widens each part into its rows of the scratch for one GEMM.
 void Gemm::block_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
+  const DeviceMatrix::Part whole[] = {{w.type, w.rows, w.row_bytes, w.data}};
+  const std::span<const DeviceMatrix::Part> parts = w.parts.empty() ? std::span(whole) : std::span(w.parts);
   if (n <= kBlockPassedRows && quant_matvec_aligned(x)) {
-    static_assert(kQ8_0MatvecMaxRows == kQuantMatvecMaxRows);
     for (int64_t t = 0; t < n; t += kQuantMatvecMaxRows) {
-      const int64_t rows = std::min(kQuantMatvecMaxRows, n - t);
-      if (w.type == WeightType::kQ8_0)
-        q8_0_matvec(w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, rows, y + t * ldy, ldy, beta, stream_);
-      else
-        quant_matvec(w.type, w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, rows, y + t * ldy, ldy, beta,
-                     stream_);
+      int64_t r0 = 0;
+      for (const DeviceMatrix::Part& p : parts) {
+        matvec_pass(p.type, p.data, p.row_bytes, p.rows, w.cols, x + t * w.cols, std::min(kQuantMatvecMaxRows, n - t),
+                    y + t * ldy + r0, ldy, beta);
+        r0 += p.rows;
+      }
     }
     return;
   }
   reserve(w);
-  widen_rows(w.type, w.data, w.row_bytes, w.rows, w.cols, widened_.as<float>(), stream_);
+  int64_t r0 = 0;
+  for (const DeviceMatrix::Part& p : parts) {
+    widen_rows(p.type, p.data, p.row_bytes, p.rows, w.cols, widened_.as<float>() + r0 * w.cols, stream_);
+    r0 += p.rows;
+  }
   f32_gemm(widened_.as(), w.rows, w.cols, x, n, y, ldy, beta);
+}
+
+// Q8_0 runs its own staged kernel, the other block types quant_matvec.
+void Gemm::matvec_pass(WeightType type, const void* w, size_t row_bytes, int64_t rows, int64_t cols, const float* x,
+                       int64_t n, float* y, int64_t ldy, float beta) {
+  static_assert(kQ8_0MatvecMaxRows == kQuantMatvecMaxRows);
+  if (type == WeightType::kQ8_0)
+    q8_0_matvec(w, row_bytes, rows, cols, x, n, y, ldy, beta, stream_);
+  else
+    quant_matvec(type, w, row_bytes, rows, cols, x, n, y, ldy, beta, stream_);
 }
 
 void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta) {

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "engine/weights_view.h"
 #include "kernels/device_buffer.h"
@@ -46,12 +47,25 @@ namespace kvgate::cuda {
 // F16, BF16 or a block type), rows `row_bytes` apart (read for the block
 // types only: the others are dense). `data` is `storage`, or another matrix's storage when
 // two share their bytes (a tied embedding and output head).
+//
+// A fused matrix whose parts are block types that differ (a Q4_K_M file's
+// Q4_K Wq and Wk beside a Q6_K Wv) keeps each part in its own blocks
+// rather than widening them all to f32: `parts` then lists them in row
+// order, each dense, and `type`, `row_bytes` and `data` are the first's.
+// Empty when every row is in `type`.
 struct DeviceMatrix {
+  struct Part {
+    WeightType type;
+    int64_t rows;
+    size_t row_bytes;
+    const void* data;
+  };
   WeightType type = WeightType::kF32;
   int64_t rows = 0, cols = 0;
   size_t row_bytes = 0;
   DeviceBuffer storage;
   const void* data = nullptr;
+  std::vector<Part> parts;
 };
 
 // The most rows a block-quantized GEMM takes as mat-vec passes before it
@@ -109,6 +123,9 @@ class Gemm {
   void f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, int64_t n, float* y, int64_t ldy,
                 float beta);
   void block_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
+  // Up to 8 rows of x against `rows` rows of one block type, into y.
+  void matvec_pass(WeightType type, const void* w, size_t row_bytes, int64_t rows, int64_t cols, const float* x,
+                   int64_t n, float* y, int64_t ldy, float beta);
 
   cudaStream_t stream_;
   cublasHandle_t handle_ = nullptr;

@@ -71,6 +71,7 @@ std::shared_ptr<const Model> q4_k_m() {
 TEST(CudaRegistry, KQuantWeightsReachTheCudaBackend) {
   auto model = q4_k_m();
   ASSERT_EQ(model->weights().layers.at(0).wq.type, TensorType::Q4_K);
+  ASSERT_EQ(model->weights().layers.at(1).wv.type, TensorType::Q6_K);  // the mixture: fused Q/K/V of two types
   if (cuda_device_count() > 0) {
     EXPECT_EQ(make_backend("cuda", model, {})->name(), "cuda");
     return;
