@@ -2,49 +2,34 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "kernels/convert.h"
+#include "kernels/fused_layout.h"
 
 namespace kvgate::cuda {
 namespace {
 
-// The parts stacked row-wise into one device matrix (they share cols): in
-// their type when they all have one; each in its own when they are block
-// types that differ (DeviceMatrix::parts: gemm.h multiplies each in place);
-// else all widened to f32.
+// The parts stacked row-wise into one device matrix, as plan_fused_layout
+// lays them out.
 DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* what, cudaStream_t stream) {
+  const FusedLayout l = plan_fused_layout(std::span(parts.begin(), parts.size()), what);
   DeviceMatrix m;
-  m.cols = (*parts.begin())->cols;
-  m.type = (*parts.begin())->type;
-  bool same = true, blocks = true;
-  for (const MatrixView* p : parts) {
-    if (p->cols != m.cols) throw Error(std::string("weights: the parts of ") + what + " differ in width");
-    if (m.cols % weight_block(p->type).values != 0)
-      throw Error(std::string("weights: ") + what + " has a width of " + std::to_string(m.cols) +
-                  ", not whole blocks of its type's " + std::to_string(weight_block(p->type).values));
-    m.rows += p->rows;
-    same = same && p->type == m.type;
-    blocks = blocks && is_block_type(p->type);
-  }
-  const bool own_types = !same && blocks;
-  if (!same && !blocks) m.type = WeightType::kF32;
-  const auto kept_as = [&](const MatrixView* p) { return own_types ? p->type : m.type; };
-  size_t bytes = 0;
-  for (const MatrixView* p : parts) bytes += static_cast<size_t>(p->rows) * dense_row_bytes(kept_as(p), m.cols);
-  m.storage = DeviceBuffer(bytes, what);
+  m.type = l.type, m.rows = l.rows, m.cols = l.cols, m.row_bytes = l.row_bytes;
+  m.storage = DeviceBuffer(l.bytes, what);
   m.data = m.storage.as();
-  m.row_bytes = dense_row_bytes(m.type, m.cols);
-  auto* dst = m.storage.as<std::byte>();
-  for (const MatrixView* p : parts) {
-    const WeightType t = kept_as(p);
-    const size_t row_bytes = dense_row_bytes(t, m.cols);
-    if (p->type == t && p->row_bytes == row_bytes) {
+  auto* base = m.storage.as<std::byte>();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const MatrixView* p = parts.begin()[i];
+    const FusedLayout::Placed& to = l.parts[i];
+    std::byte* dst = base + to.offset;
+    if (p->type == to.type && p->row_bytes == to.row_bytes) {
       check(cudaMemcpyAsync(dst, p->data, p->bytes(), cudaMemcpyHostToDevice, stream), what);
-    } else if (p->type == t) {
+    } else if (p->type == to.type) {
       // Dense on the device whatever the host's row stride.
-      check(cudaMemcpy2DAsync(dst, row_bytes, p->data, p->row_bytes, row_bytes, static_cast<size_t>(p->rows),
+      check(cudaMemcpy2DAsync(dst, to.row_bytes, p->data, p->row_bytes, to.row_bytes, static_cast<size_t>(p->rows),
                               cudaMemcpyHostToDevice, stream),
             what);
     } else {
@@ -53,15 +38,8 @@ DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* wh
       widen_rows(p->type, raw.as(), p->row_bytes, p->rows, p->cols, reinterpret_cast<float*>(dst), stream);
       check(cudaStreamSynchronize(stream), what);  // before `raw` is freed
     }
-    if (own_types) {
-      // Neighbours of one type are one part: one mat-vec launch, not two.
-      if (!m.parts.empty() && m.parts.back().type == t)
-        m.parts.back().rows += p->rows;
-      else
-        m.parts.push_back({t, p->rows, row_bytes, dst});
-    }
-    dst += static_cast<size_t>(p->rows) * row_bytes;
   }
+  for (const FusedLayout::Placed& r : l.runs) m.parts.push_back({r.type, r.rows, r.row_bytes, base + r.offset});
   return m;
 }
 

@@ -29,8 +29,10 @@ constexpr int kThreads = kWarps * kWarpSize;
 
 template <WeightType T, int N>
 __global__ void __launch_bounds__(kThreads)
-    quant_matvec_kernel(const unsigned char* w, size_t row_bytes, int64_t rows, int64_t cols, const float* x,
-                        float* y, int64_t ldy, float beta) {
+    quant_matvec_kernel(const unsigned char* __restrict__ w, size_t row_bytes, int64_t rows, int64_t cols,
+                        const float* __restrict__ x, float* __restrict__ y, int64_t ldy, float beta) {
+  // __restrict__: the weights and activations are read-only for the
+  // launch, so their loads may take the read-only path.
   using C = block_values::Codec<T>;
   static_assert(C::kValues % kPiece == 0);
   __shared__ float partial[kWarps][kRows][N];

@@ -96,7 +96,11 @@ TEST_P(CudaQuantMatvec, WeightsAreTheHostsBitForBit) {
     const int64_t rows = 5;
     const QuantRows q = quant_rows(type, rows, cols, 23);
     auto dw = to_device(q.stored);
-    const std::vector<int64_t> picks{0, 7, 8, 31, 32, 255, 256 % cols, cols - 9, cols - 1};
+    // Piece, block and warp-step edges, those within the row.
+    std::vector<int64_t> picks;
+    for (const int64_t c : {int64_t{0}, int64_t{7}, int64_t{8}, int64_t{31}, int64_t{32}, int64_t{255}, int64_t{256},
+                            int64_t{2048 + 17}, cols - 9, cols - 1})
+      if (c < cols) picks.push_back(c);
     for (int64_t n = 1; n <= cuda::kQuantMatvecMaxRows; n += 3) {
       for (size_t p = 0; p < picks.size(); ++p) {
         std::vector<float> x(static_cast<size_t>(n * cols), 0.0f);
