@@ -1,12 +1,15 @@
 #include "kernels/gemm.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <span>
 #include <string>
 
 #include "kernels/convert.h"
 #include "kernels/q8_0_matvec.h"
 #include "kernels/quant_matvec.h"
+#include "kernels/widen_plan.h"
 
 namespace kvgate::cuda {
 namespace {
@@ -100,7 +103,7 @@ WeightType Gemm::input_type(const DeviceMatrix& w) {
 
 void Gemm::reserve(const DeviceMatrix& w) {
   if (is_block_type(w.type))
-    ensure_bytes(widened_, static_cast<size_t>(w.rows * w.cols) * sizeof(float),
+    ensure_bytes(widened_, static_cast<size_t>(std::min(w.rows, widen_chunk_rows(w.cols)) * w.cols) * sizeof(float),
                  "a block-quantized matrix widened to f32");
 }
 
@@ -125,6 +128,8 @@ void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, in
 // in the backend: its buffers are cudaMalloc's) takes the widened path too.
 // A matrix of parts in different types runs each part's passes into its
 // rows of y, or widens each part into its rows of the scratch for one GEMM.
+// The widening goes a chunk of rows at a time (widen_plan.h), so the
+// scratch is at most 256 MiB whatever the matrix.
 void Gemm::block_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
   const DeviceMatrix::Part whole[] = {{w.type, w.rows, w.row_bytes, w.data}};
   const std::span<const DeviceMatrix::Part> parts = w.parts.empty() ? std::span(whole) : std::span(w.parts);
@@ -140,12 +145,20 @@ void Gemm::block_linear(const DeviceMatrix& w, const float* x, int64_t n, float*
     return;
   }
   reserve(w);
-  int64_t r0 = 0;
-  for (const DeviceMatrix::Part& p : parts) {
-    widen_rows(p.type, p.data, p.row_bytes, p.rows, w.cols, widened_.as<float>() + r0 * w.cols, stream_);
-    r0 += p.rows;
+  int64_t run_rows[3];  // a fused matrix has at most three parts
+  if (parts.size() > std::size(run_rows)) throw Error("gemm: a matrix of more than three runs of types");
+  for (size_t i = 0; i < parts.size(); ++i) run_rows[i] = parts[i].rows;
+  const auto pieces = widen_pieces(std::span(run_rows, parts.size()), widen_chunk_rows(w.cols));
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const WidenPiece& p = pieces[i];
+    const DeviceMatrix::Part& run = parts[p.run];
+    widen_rows(run.type, static_cast<const std::byte*>(run.data) + static_cast<size_t>(p.first) * run.row_bytes,
+               run.row_bytes, p.rows, w.cols, widened_.as<float>() + p.scratch_row * w.cols, stream_);
+    // The chunk's last piece: its rows are all widened; multiply them into
+    // their columns of y.
+    if (i + 1 == pieces.size() || pieces[i + 1].chunk != p.chunk)
+      f32_gemm(widened_.as(), p.chunk_rows, w.cols, x, n, y + p.chunk_first, ldy, beta);
   }
-  f32_gemm(widened_.as(), w.rows, w.cols, x, n, y, ldy, beta);
 }
 
 // Q8_0 runs its own staged kernel, the other block types quant_matvec.

@@ -16,9 +16,10 @@
 // reads each weight block once for up to 8 of them, in as many passes as
 // that takes: q8_0_matvec.h for Q8_0, quant_matvec.h for the others. More
 // rows (prefill) are compute-bound: the matrix is widened into an f32
-// scratch (the host's dequantization, bit for bit) for the pedantic cuBLAS
-// GEMM of F32 weights, the same call on the same f32 weights as when the
-// matrices were kept widened on the device.
+// scratch (the host's dequantization, bit for bit), a chunk of rows at a
+// time (widen_plan.h), for the pedantic cuBLAS GEMM of F32 weights, the
+// same call on the same f32 weights as when the matrices were kept widened
+// on the device.
 //
 // cuBLASLt's algorithm is chosen once per shape by its heuristic and kept,
 // with a fixed workspace, and the widening scratch is sized up front
@@ -95,8 +96,9 @@ class Gemm {
   void linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
 
   // Sizes the scratch that more than kBlockPassedRows rows against `w`
-  // need (a block-quantized matrix widened to f32; nothing for the others), so that
-  // a caller can allocate it before it measures free memory, and before any
+  // need (a block-quantized matrix widened to f32 a chunk of rows at a
+  // time, at most kWidenScratchBytes; nothing for the others), so that a
+  // caller can allocate it before it measures free memory, and before any
   // step is captured in a CUDA graph (capture must not allocate). Without
   // it, the first such GEMM allocates.
   void reserve(const DeviceMatrix& w);
@@ -132,7 +134,7 @@ class Gemm {
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer workspace_;  // shared by cuBLAS and cuBLASLt: one stream runs one GEMM at a time
   DeviceBuffer narrowed_;   // x in f16 / bf16, for linear()
-  DeviceBuffer widened_;    // a block-quantized matrix in f32, for more than kBlockPassedRows rows
+  DeviceBuffer widened_;    // rows of a block-quantized matrix in f32, for more than kBlockPassedRows rows
   std::map<ShapeKey, LtPlan> plans_;
 };
 

@@ -11,6 +11,7 @@
 #include "kernels/gemm.h"
 #include "kernels/q8_0_matvec.h"
 #include "kernels/quant_matvec.h"
+#include "kernels/widen_plan.h"
 #include "tests/kernels/cuda_test_support.h"
 
 namespace kvgate {
@@ -150,6 +151,42 @@ INSTANTIATE_TEST_SUITE_P(Types, CudaGemmBlocks,
                          ::testing::Values(TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
                                            TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K),
                          [](const auto& param_info) { return std::string(tensor_type_traits(static_cast<uint32_t>(param_info.param))->name); });
+
+// A fused matrix whose runs differ in type (a Q4_K_M Q/K/V: Q4_K rows,
+// then Q6_K), tall enough that the widened path takes two chunks
+// (widen_plan.h), the first holding the Q4_K run and the Q6_K run's first
+// rows: each run's passes land in its rows of y, each chunk's GEMM in its
+// columns.
+using CudaGemmMixedBlocks = CudaTest;
+
+TEST_F(CudaGemmMixedBlocks, RunsOfTwoTypesAndChunkedWideningMatchTheCpu) {
+  const int64_t cols = 4096, chunk = cuda::widen_chunk_rows(cols);
+  const int64_t q4_rows = chunk - 10, q6_rows = 60, rows = q4_rows + q6_rows;
+  const size_t q4_bytes = dense_row_bytes(WeightType::kQ4_K, cols), q6_bytes = dense_row_bytes(WeightType::kQ6_K, cols);
+  std::vector<unsigned char> stored(q4_rows * q4_bytes + q6_rows * q6_bytes);
+  std::vector<float> wide(static_cast<size_t>(rows * cols)), row(static_cast<size_t>(cols));
+  std::mt19937 rng(37);
+  std::normal_distribution<float> nd;
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool q4 = r < q4_rows;
+    const TensorType t = q4 ? TensorType::Q4_K : TensorType::Q6_K;
+    unsigned char* at = stored.data() + (q4 ? r * q4_bytes : q4_rows * q4_bytes + (r - q4_rows) * q6_bytes);
+    for (auto& v : row) v = nd(rng);
+    quantize_row(t, row.data(), at, cols);
+    dequantize_row(t, at, &wide[r * cols], cols);
+  }
+  const Matrix cpu_w{TensorType::F32, rows, cols, static_cast<size_t>(cols) * sizeof(float),
+                     reinterpret_cast<const std::byte*>(wide.data())};
+  cuda::DeviceMatrix w;
+  w.type = WeightType::kQ4_K, w.rows = rows, w.cols = cols, w.row_bytes = q4_bytes;
+  w.storage = to_device(stored);
+  w.data = w.storage.as();
+  const auto* base = w.storage.as<std::byte>();
+  w.parts = {{WeightType::kQ4_K, q4_rows, q4_bytes, base}, {WeightType::kQ6_K, q6_rows, q6_bytes, base + q4_rows * q4_bytes}};
+  cuda::Gemm gemm(nullptr);
+  for (const int64_t n : {int64_t{1}, int64_t{9}, int64_t{65}})
+    expect_linear_matches(gemm, w, cpu_w, n, kF32Rel, "n " + std::to_string(n), rng);
+}
 
 // The mat-vec's weights are the host's, bit for bit: with x one-hot at
 // column c every other product is an exact zero, so y[r] is w[r][c] as
