@@ -3,20 +3,12 @@
 #include <string>
 
 #include "base/error.h"
-#include "kernels/block_values.h"
 #include "kernels/cuda_error.h"
+#include "kernels/quant_matvec_piece.h"
 #include "kernels/warp_reduce.cuh"
 
 namespace kvgate::cuda {
 namespace {
-
-// A lane widens kPiece neighbouring weights of one block per step: 8
-// divides every sub-block (16 or 32 values) and block, so a piece shares
-// one scale (Codec::scale) and never straddles two blocks, and its 8
-// activations are two 16-byte loads. A warp's step covers 256 columns:
-// 8 blocks of the 32-value types, one k-quant block.
-constexpr int kPiece = 8;
-constexpr int kStepValues = kWarpSize * kPiece;
 
 // As q8_0_matvec: a thread block computes kRows weight rows for all n
 // activation rows, its kWarps warps taking the rows' steps in turn (warp w:
@@ -26,15 +18,14 @@ constexpr int kStepValues = kWarpSize * kPiece;
 constexpr int kRows = 2;
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * kWarpSize;
+static_assert(kMatvecLanes == kWarpSize);
 
+// __restrict__: the weights and activations are read-only for the launch,
+// so their loads may take the read-only (non-coherent) path.
 template <WeightType T, int N>
 __global__ void __launch_bounds__(kThreads)
     quant_matvec_kernel(const unsigned char* __restrict__ w, size_t row_bytes, int64_t rows, int64_t cols,
                         const float* __restrict__ x, float* __restrict__ y, int64_t ldy, float beta) {
-  // __restrict__: the weights and activations are read-only for the
-  // launch, so their loads may take the read-only path.
-  using C = block_values::Codec<T>;
-  static_assert(C::kValues % kPiece == 0);
   __shared__ float partial[kWarps][kRows][N];
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kRows;
@@ -51,31 +42,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < N; ++t) acc[r][t] = 0.0f;
 
-  const int64_t steps = (cols + kStepValues - 1) / kStepValues;
+  // The piece arithmetic is quant_matvec_piece.h's, which the host tests
+  // run lane by lane.
+  const int64_t steps = (cols + kMatvecStep - 1) / kMatvecStep;
   for (int64_t k = warp; k < steps; k += kWarps) {
-    // cols is whole blocks, so a piece is wholly in the row or wholly past it.
-    const int64_t c0 = k * kStepValues + lane * kPiece;
-    if (c0 >= cols) continue;
-    const int64_t block = c0 / C::kValues;
-    const int j0 = static_cast<int>(c0 % C::kValues);
-    float wv[kRows][kPiece];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      const unsigned char* b = src[r] + block * C::kBytes;
-      const typename C::Scale s = C::scale(b, j0);
-#pragma unroll
-      for (int v = 0; v < kPiece; ++v) wv[r][v] = C::value(b, s, j0 + v);
-    }
-#pragma unroll
-    for (int t = 0; t < N; ++t) {
-      const auto* xp = reinterpret_cast<const float4*>(x + t * cols + c0);
-      const float4 a = __ldg(xp), b = __ldg(xp + 1);
-      const float xv[kPiece] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-#pragma unroll
-      for (int r = 0; r < kRows; ++r)
-#pragma unroll
-        for (int v = 0; v < kPiece; ++v) acc[r][t] = fmaf(wv[r][v], xv[v], acc[r][t]);
-    }
+    const int64_t c0 = piece_column(k, lane);
+    if (c0 < cols) accumulate_piece<T>(src, x, cols, c0, acc);
   }
 
   // Lanes, then warps in a fixed order: the same sums in the same order on
