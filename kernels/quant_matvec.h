@@ -5,18 +5,23 @@
 //
 // The Q8_0 mat-vec (q8_0_matvec.h) generalised to a per-type block decode:
 // a lane widens 8 neighbouring weights of a block at a time with
-// block_values.h (the host's dequantization, bit for bit) and multiplies
+// block_values.h (the host's dequantization, bit for bit; the lane's share
+// is quant_matvec_piece.h, which the host tests run) and multiplies
 // them in f32 into f32 accumulators, so the result differs from the CPU's
 // f32 matmul on the same weights widened only in the order of the sums.
 // Activations stay f32, as in the Q8_0 mat-vec (llama.cpp's MMVQ quantizes
 // them to q8_1 for int8 dot products; this keeps the backend's f32 parity).
 //
-// It does not stage the weights through shared memory as q8_0_matvec does
-// (cp.async, 16-byte copies): the blocks' sizes (18 to 210 bytes) make an
-// aligned staging chunk per type, and that tuning wants a device to measure
-// on. A warp's lanes read neighbouring bytes, so each of its loads is a
-// few contiguous sectors; until measured, kernels/gemm.h still sends Q8_0
-// to the tuned q8_0_matvec and every other block type here.
+// Not yet tuned: no device has run it. It does not stage the weights
+// through shared memory as q8_0_matvec does (cp.async, 16-byte copies):
+// the blocks' sizes (18 to 210 bytes) make an aligned staging chunk per
+// type, and that tuning wants a device to measure on. A warp's lanes read
+// neighbouring bytes, so each of its loads is a few contiguous sectors, but
+// a byte at a time (a row's blocks are only 2-byte aligned): about two
+// load instructions per weight and row, which may bound it below the
+// memory's speed at one activation row. Until measured, kernels/gemm.h
+// still sends Q8_0 to the tuned q8_0_matvec and every other block type
+// here.
 #pragma once
 
 #include <cuda_runtime.h>
