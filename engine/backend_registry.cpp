@@ -25,19 +25,33 @@ static_assert(static_cast<uint32_t>(WeightType::kF32) == static_cast<uint32_t>(T
 static_assert(static_cast<uint32_t>(WeightType::kF16) == static_cast<uint32_t>(TensorType::F16));
 static_assert(static_cast<uint32_t>(WeightType::kBF16) == static_cast<uint32_t>(TensorType::BF16));
 static_assert(static_cast<uint32_t>(WeightType::kQ8_0) == static_cast<uint32_t>(TensorType::Q8_0));
+static_assert(static_cast<uint32_t>(WeightType::kQ4_0) == static_cast<uint32_t>(TensorType::Q4_0));
+static_assert(static_cast<uint32_t>(WeightType::kQ4_1) == static_cast<uint32_t>(TensorType::Q4_1));
+static_assert(static_cast<uint32_t>(WeightType::kQ5_0) == static_cast<uint32_t>(TensorType::Q5_0));
+static_assert(static_cast<uint32_t>(WeightType::kQ5_1) == static_cast<uint32_t>(TensorType::Q5_1));
+static_assert(static_cast<uint32_t>(WeightType::kQ4_K) == static_cast<uint32_t>(TensorType::Q4_K));
+static_assert(static_cast<uint32_t>(WeightType::kQ5_K) == static_cast<uint32_t>(TensorType::Q5_K));
+static_assert(static_cast<uint32_t>(WeightType::kQ6_K) == static_cast<uint32_t>(TensorType::Q6_K));
 
 // The CUDA backend reads the types WeightType names; a model with any other
-// is refused, naming the type, rather than read wrong.
+// (a type TensorType gains before the backend does) is refused, naming the
+// type, rather than read wrong.
 [[maybe_unused]] MatrixView view(const Matrix& m) {
   switch (m.type) {
     case TensorType::F32:
     case TensorType::F16:
     case TensorType::BF16:
-    case TensorType::Q8_0: return {static_cast<WeightType>(m.type), m.rows, m.cols, m.row_bytes, m.data};
-    default:
-      throw Error("the CUDA backend does not read " + std::string(ggml_type_name(static_cast<uint32_t>(m.type))) +
-                  " weights yet (use --backend cpu)");
+    case TensorType::Q4_0:
+    case TensorType::Q4_1:
+    case TensorType::Q5_0:
+    case TensorType::Q5_1:
+    case TensorType::Q8_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K: return {static_cast<WeightType>(m.type), m.rows, m.cols, m.row_bytes, m.data};
   }
+  throw Error("the CUDA backend does not read " + std::string(ggml_type_name(static_cast<uint32_t>(m.type))) +
+              " weights yet (use --backend cpu)");
 }
 
 // The loaded model's tensors as the seam describes them (weights_view.h).

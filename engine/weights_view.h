@@ -14,8 +14,53 @@ namespace kvgate {
 
 // The ggml type ids of the storage types kvgate loads; the same values as
 // engine/model/tensor_type.h's TensorType (the registry checks that they
-// are). Q8_0 rows are blocks of one f16 scale and 32 int8s (34 bytes).
-enum class WeightType : uint32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kBF16 = 30 };
+// are). The block types' rows are runs of the blocks of
+// engine/model/quant_blocks.h (Q8_0: one f16 scale and 32 int8s, 34
+// bytes), which a backend reads in place.
+enum class WeightType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kBF16 = 30,
+};
+
+// Values and bytes per block of a row in `type`: one value of its size for
+// F32, F16 and BF16. Here rather than in engine/model/ because a backend
+// behind the seam sizes rows by it (tests/kernels checks it against
+// tensor_type_traits).
+struct WeightBlock {
+  int64_t values;
+  int64_t bytes;
+};
+constexpr WeightBlock weight_block(WeightType type) {
+  switch (type) {
+    case WeightType::kF32: return {1, 4};
+    case WeightType::kF16:
+    case WeightType::kBF16: return {1, 2};
+    case WeightType::kQ4_0: return {32, 18};
+    case WeightType::kQ4_1: return {32, 20};
+    case WeightType::kQ5_0: return {32, 22};
+    case WeightType::kQ5_1: return {32, 24};
+    case WeightType::kQ8_0: return {32, 34};
+    case WeightType::kQ4_K: return {256, 144};
+    case WeightType::kQ5_K: return {256, 176};
+    case WeightType::kQ6_K: return {256, 210};
+  }
+  return {0, 0};
+}
+// Whether rows of `type` are blocks of several values (not F32, F16, BF16).
+constexpr bool is_block_type(WeightType type) { return weight_block(type).values > 1; }
+// Bytes of a dense row of `cols` values, cols a multiple of the block's values.
+constexpr size_t dense_row_bytes(WeightType type, int64_t cols) {
+  return static_cast<size_t>(cols / weight_block(type).values * weight_block(type).bytes);
+}
 
 // A row-major matrix: `rows` rows of `cols` values, `row_bytes` apart.
 struct MatrixView {

@@ -20,7 +20,7 @@ __device__ __forceinline__ void store_activation(__half* p, float x) { *p = __fl
 __device__ __forceinline__ void store_activation(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
 
 // Calls f(T{}) with T the activation type for `t`: float, __half or
-// __nv_bfloat16. Other types (Q8_0) are not activation types.
+// __nv_bfloat16. Other types (the block types) are not activation types.
 template <typename F>
 void dispatch_activation_type(WeightType t, const char* who, F&& f) {
   switch (t) {

@@ -1,7 +1,8 @@
 // Element type conversions on the device: activations narrowed to f16 or
 // bf16 for the half-precision GEMMs (cuBLAS takes both inputs in one type),
-// and stored weight rows widened to f32 (Q8_0 matrices, and matrices fused
-// with others of another type, are kept as f32 for their GEMMs).
+// and stored weight rows widened to f32 (block-quantized matrices for a
+// prefill's GEMM, and matrices fused with others of another type, which are
+// kept as f32).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -213,8 +213,9 @@ class CudaBackend final : public Backend {
       rope_swa_ = {rope_swa_cos_.as<float>(), rope_swa_sin_.as<float>(), swa.half, halves};
     }
     ensure_scratch(kReservedRows, kReservedLogitRows);
-    // The GEMMs' Q8_0 scratch at its final size, before the pool takes the
-    // free memory and before any graph is captured.
+    // The GEMMs' widening scratch (for block-quantized matrices) at its
+    // final size, before the pool takes the free memory and before any
+    // graph is captured.
     for (const DeviceMatrix* m : weights_.matrices()) gemm_.reserve(*m);
     // The decode workspace at its largest over the graph buckets, so that
     // no bucket's first step moves it under the graphs already captured.

@@ -2,48 +2,34 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "kernels/convert.h"
+#include "kernels/fused_layout.h"
 
 namespace kvgate::cuda {
 namespace {
 
-// Bytes of a dense row of `cols` values in `t`: Q8_0 is 34 bytes per 32.
-size_t dense_row_bytes(WeightType t, int64_t cols) {
-  switch (t) {
-    case WeightType::kF32: return static_cast<size_t>(cols) * 4;
-    case WeightType::kF16:
-    case WeightType::kBF16: return static_cast<size_t>(cols) * 2;
-    case WeightType::kQ8_0: return static_cast<size_t>(cols / 32) * 34;
-  }
-  return 0;
-}
-
-// The parts stacked row-wise into one device matrix (they share cols), in
-// their type when they all have one, else widened to f32.
+// The parts stacked row-wise into one device matrix, as plan_fused_layout
+// lays them out.
 DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* what, cudaStream_t stream) {
+  const FusedLayout l = plan_fused_layout(std::span(parts.begin(), parts.size()), what);
   DeviceMatrix m;
-  m.cols = (*parts.begin())->cols;
-  m.type = (*parts.begin())->type;
-  for (const MatrixView* p : parts) {
-    if (p->cols != m.cols) throw Error(std::string("weights: the parts of ") + what + " differ in width");
-    m.rows += p->rows;
-    if (p->type != m.type) m.type = WeightType::kF32;
-  }
-  if (m.type == WeightType::kQ8_0 && m.cols % 32 != 0)
-    throw Error(std::string("weights: ") + what + " is Q8_0 with a width not whole blocks of 32");
-  m.row_bytes = dense_row_bytes(m.type, m.cols);
-  m.storage = DeviceBuffer(static_cast<size_t>(m.rows) * m.row_bytes, what);
+  m.type = l.type, m.rows = l.rows, m.cols = l.cols, m.row_bytes = l.row_bytes;
+  m.storage = DeviceBuffer(l.bytes, what);
   m.data = m.storage.as();
-  auto* dst = m.storage.as<std::byte>();
-  for (const MatrixView* p : parts) {
-    if (p->type == m.type && p->row_bytes == m.row_bytes) {
+  auto* base = m.storage.as<std::byte>();
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const MatrixView* p = parts.begin()[i];
+    const FusedLayout::Placed& to = l.parts[i];
+    std::byte* dst = base + to.offset;
+    if (p->type == to.type && p->row_bytes == to.row_bytes) {
       check(cudaMemcpyAsync(dst, p->data, p->bytes(), cudaMemcpyHostToDevice, stream), what);
-    } else if (p->type == m.type) {
+    } else if (p->type == to.type) {
       // Dense on the device whatever the host's row stride.
-      check(cudaMemcpy2DAsync(dst, m.row_bytes, p->data, p->row_bytes, m.row_bytes, static_cast<size_t>(p->rows),
+      check(cudaMemcpy2DAsync(dst, to.row_bytes, p->data, p->row_bytes, to.row_bytes, static_cast<size_t>(p->rows),
                               cudaMemcpyHostToDevice, stream),
             what);
     } else {
@@ -52,8 +38,8 @@ DeviceMatrix fuse(std::initializer_list<const MatrixView*> parts, const char* wh
       widen_rows(p->type, raw.as(), p->row_bytes, p->rows, p->cols, reinterpret_cast<float*>(dst), stream);
       check(cudaStreamSynchronize(stream), what);  // before `raw` is freed
     }
-    dst += static_cast<size_t>(p->rows) * m.row_bytes;
   }
+  for (const FusedLayout::Placed& r : l.runs) m.parts.push_back({r.type, r.rows, r.row_bytes, base + r.offset});
   return m;
 }
 

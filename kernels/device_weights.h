@@ -6,11 +6,13 @@
 // QKVParallelLinear and MergedColumnParallelLinear are: Q, K and V into one
 // [dim + 2 kv_dim][dim] matrix and gate and up into one [2 ffn][dim], so a
 // layer runs three GEMMs fewer. A matrix keeps its stored type when all its
-// parts have it (F32, F16, BF16 or Q8_0: gemm.h multiplies each as it is,
-// Q8_0 in its 34 bytes per 32 weights, rows as stored); parts of mixed
-// types are widened to f32 on the device with the host's dequantization
-// arithmetic. The embedding table stays in its stored type too: it is
-// gathered a row per token, not multiplied.
+// parts have it (F32, F16, BF16 or a block type: gemm.h multiplies each as
+// it is, the block types in their blocks, e.g. Q8_0's 34 bytes per 32
+// weights, rows as stored); parts of block types that differ (a Q4_K_M
+// file's Q4_K Wq and Wk with a Q6_K Wv) keep each its own
+// (DeviceMatrix::parts); other mixtures are widened to f32 on the device
+// with the host's dequantization arithmetic. The embedding table stays in
+// its stored type too: it is gathered a row per token, not multiplied.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,6 +1,7 @@
 // Embedding lookup: one row of the token embedding table per token, widened
-// to f32 from its stored type (F32, F16, BF16, Q8_0). The table stays in
-// its stored type on the device: only the rows a step needs are decoded.
+// to f32 from its stored type (F32, F16, BF16 or a block type: a Q4_K_M
+// file's table is Q4_K). The table stays in its stored type on the device:
+// only the rows a step needs are decoded.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,10 +1,15 @@
 #include "kernels/gemm.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <span>
 #include <string>
 
 #include "kernels/convert.h"
 #include "kernels/q8_0_matvec.h"
+#include "kernels/quant_matvec.h"
+#include "kernels/widen_plan.h"
 
 namespace kvgate::cuda {
 namespace {
@@ -97,8 +102,9 @@ WeightType Gemm::input_type(const DeviceMatrix& w) {
 }
 
 void Gemm::reserve(const DeviceMatrix& w) {
-  if (w.type == WeightType::kQ8_0)
-    ensure_bytes(widened_, static_cast<size_t>(w.rows * w.cols) * sizeof(float), "a Q8_0 matrix widened to f32");
+  if (is_block_type(w.type))
+    ensure_bytes(widened_, static_cast<size_t>(std::min(w.rows, widen_chunk_rows(w.cols)) * w.cols) * sizeof(float),
+                 "a block-quantized matrix widened to f32");
 }
 
 void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, int64_t n, float* y, int64_t ldy,
@@ -111,29 +117,64 @@ void Gemm::f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, in
                "cublasGemmEx");
 }
 
-// Up to kQ8_0PassedRows rows read the Q8_0 bytes in place, in passes of
-// kQ8_0MatvecMaxRows rows; more widen them first and take the F32 path. The
-// widening costs about 9 bytes per weight (1.06 read and 4 written, then 4
-// read by the GEMM), a pass 1.06: at 64 rows eight passes cost what one
-// widening does, and past that a prefill's rows share the widening. An x
-// that is not 16-byte aligned (no caller in the backend: its buffers are
-// cudaMalloc's) takes the widened path too.
-void Gemm::q8_0_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
-  if (n <= kQ8_0PassedRows && q8_0_matvec_aligned(x)) {
-    for (int64_t t = 0; t < n; t += kQ8_0MatvecMaxRows)
-      q8_0_matvec(w.data, w.row_bytes, w.rows, w.cols, x + t * w.cols, std::min(kQ8_0MatvecMaxRows, n - t),
-                  y + t * ldy, ldy, beta, stream_);
+// Up to kBlockPassedRows rows read the blocks in place, in mat-vec passes
+// of up to 8 rows; more widen them first and take the F32 path. For Q8_0
+// the widening costs about 9 bytes per weight (1.06 read and 4 written,
+// then 4 read by the GEMM), a pass 1.06: at 64 rows eight passes cost what
+// one widening does, and past that a prefill's rows share the widening.
+// The 4- to 6-bit types read fewer bytes a pass (0.56 to 0.82), so their
+// break-even is later (about 15 passes for Q4_K); they take the same 64
+// until a device measures it. An x that is not 16-byte aligned (no caller
+// in the backend: its buffers are cudaMalloc's) takes the widened path too.
+// A matrix of parts in different types runs each part's passes into its
+// rows of y, or widens each part into its rows of the scratch for one GEMM.
+// The widening goes a chunk of rows at a time (widen_plan.h), so the
+// scratch is at most 256 MiB whatever the matrix.
+void Gemm::block_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta) {
+  const DeviceMatrix::Part whole[] = {{w.type, w.rows, w.row_bytes, w.data}};
+  const std::span<const DeviceMatrix::Part> parts = w.parts.empty() ? std::span(whole) : std::span(w.parts);
+  if (n <= kBlockPassedRows && quant_matvec_aligned(x)) {
+    for (int64_t t = 0; t < n; t += kQuantMatvecMaxRows) {
+      int64_t r0 = 0;
+      for (const DeviceMatrix::Part& p : parts) {
+        matvec_pass(p.type, p.data, p.row_bytes, p.rows, w.cols, x + t * w.cols, std::min(kQuantMatvecMaxRows, n - t),
+                    y + t * ldy + r0, ldy, beta);
+        r0 += p.rows;
+      }
+    }
     return;
   }
   reserve(w);
-  widen_rows(WeightType::kQ8_0, w.data, w.row_bytes, w.rows, w.cols, widened_.as<float>(), stream_);
-  f32_gemm(widened_.as(), w.rows, w.cols, x, n, y, ldy, beta);
+  int64_t run_rows[3];  // a fused matrix has at most three parts
+  if (parts.size() > std::size(run_rows)) throw Error("gemm: a matrix of more than three runs of types");
+  for (size_t i = 0; i < parts.size(); ++i) run_rows[i] = parts[i].rows;
+  const auto pieces = widen_pieces(std::span(run_rows, parts.size()), widen_chunk_rows(w.cols));
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const WidenPiece& p = pieces[i];
+    const DeviceMatrix::Part& run = parts[p.run];
+    widen_rows(run.type, static_cast<const std::byte*>(run.data) + static_cast<size_t>(p.first) * run.row_bytes,
+               run.row_bytes, p.rows, w.cols, widened_.as<float>() + p.scratch_row * w.cols, stream_);
+    // The chunk's last piece: its rows are all widened; multiply them into
+    // their columns of y.
+    if (i + 1 == pieces.size() || pieces[i + 1].chunk != p.chunk)
+      f32_gemm(widened_.as(), p.chunk_rows, w.cols, x, n, y + p.chunk_first, ldy, beta);
+  }
+}
+
+// Q8_0 runs its own staged kernel, the other block types quant_matvec.
+void Gemm::matvec_pass(WeightType type, const void* w, size_t row_bytes, int64_t rows, int64_t cols, const float* x,
+                       int64_t n, float* y, int64_t ldy, float beta) {
+  static_assert(kQ8_0MatvecMaxRows == kQuantMatvecMaxRows);
+  if (type == WeightType::kQ8_0)
+    q8_0_matvec(w, row_bytes, rows, cols, x, n, y, ldy, beta, stream_);
+  else
+    quant_matvec(type, w, row_bytes, rows, cols, x, n, y, ldy, beta, stream_);
 }
 
 void Gemm::linear_typed(const DeviceMatrix& w, const void* x, int64_t n, float* y, int64_t ldy, float beta) {
   if (n == 0) return;
   if (w.type == WeightType::kF32) return f32_gemm(w.data, w.rows, w.cols, x, n, y, ldy, beta);
-  if (w.type == WeightType::kQ8_0) return q8_0_linear(w, static_cast<const float*>(x), n, y, ldy, beta);
+  if (is_block_type(w.type)) return block_linear(w, static_cast<const float*>(x), n, y, ldy, beta);
   const float alpha = 1.0f;
   const LtPlan& p = plan_for(w, n, ldy, beta != 0.0f);
   check_cublas(cublasLtMatmul(lt_, p.op, &alpha, w.data, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,

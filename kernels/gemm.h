@@ -1,5 +1,6 @@
 // The linear layers: y = x W^T for activation rows x and a weight matrix on
-// the device in f32, f16, bf16 or Q8_0.
+// the device in f32, f16, bf16 or a block type (Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q4_K, Q5_K, Q6_K).
 //
 // F32 weights run as a pedantic f32 cublasGemmEx (no TF32), so the CUDA
 // backend stays within 1e-4 of the CPU's sgemm. F16 and BF16 weights run
@@ -9,16 +10,19 @@
 // one: the kernels that produce a GEMM's input (rmsnorm, swiglu) write it in
 // input_type() directly, and linear() narrows an f32 input itself otherwise.
 //
-// Q8_0 weights stay in their 34 bytes per 32 weights, with f32 activations.
-// Up to kQ8_0PassedRows rows (decode) go through q8_0_matvec.h, which reads
-// each weight block once for up to kQ8_0MatvecMaxRows of them, in as many
-// passes as that takes. More rows (prefill) are compute-bound: the matrix
-// is widened into an f32 scratch (the host's dequantization, bit for bit)
-// for the pedantic cuBLAS GEMM of F32 weights, the same call on the same
-// f32 weights as when Q8_0 matrices were kept widened on the device.
+// Block-quantized weights stay in their blocks (Q8_0: 34 bytes per 32
+// weights; Q4_K: 144 per 256), with f32 activations. Up to
+// kBlockPassedRows rows (decode) go through a fused dequantize-matvec that
+// reads each weight block once for up to 8 of them, in as many passes as
+// that takes: q8_0_matvec.h for Q8_0, quant_matvec.h for the others. More
+// rows (prefill) are compute-bound: the matrix is widened into an f32
+// scratch (the host's dequantization, bit for bit), a chunk of rows at a
+// time (widen_plan.h), for the pedantic cuBLAS GEMM of F32 weights, the
+// same call on the same f32 weights as when the matrices were kept widened
+// on the device.
 //
 // cuBLASLt's algorithm is chosen once per shape by its heuristic and kept,
-// with a fixed workspace, and the Q8_0 scratch is sized up front
+// with a fixed workspace, and the widening scratch is sized up front
 // (reserve()), so a step's GEMMs allocate nothing and can be captured in a
 // CUDA graph.
 //
@@ -33,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "engine/weights_view.h"
 #include "kernels/device_buffer.h"
@@ -40,20 +45,34 @@
 namespace kvgate::cuda {
 
 // A weight matrix on the device, row-major [rows][cols], in `type` (F32,
-// F16, BF16 or Q8_0), rows `row_bytes` apart (read for Q8_0 only: the
-// others are dense). `data` is `storage`, or another matrix's storage when
+// F16, BF16 or a block type), rows `row_bytes` apart (read for the block
+// types only: the others are dense). `data` is `storage`, or another matrix's storage when
 // two share their bytes (a tied embedding and output head).
+//
+// A fused matrix whose parts are block types that differ (a Q4_K_M file's
+// Q4_K Wq and Wk beside a Q6_K Wv) keeps each part in its own blocks
+// rather than widening them all to f32: `parts` then lists them in row
+// order, each dense, and `type`, `row_bytes` and `data` are the first's.
+// Empty when every row is in `type`.
 struct DeviceMatrix {
+  struct Part {
+    WeightType type;
+    int64_t rows;
+    size_t row_bytes;
+    const void* data;
+  };
   WeightType type = WeightType::kF32;
   int64_t rows = 0, cols = 0;
   size_t row_bytes = 0;
   DeviceBuffer storage;
   const void* data = nullptr;
+  std::vector<Part> parts;
 };
 
-// The most rows a Q8_0 GEMM takes as q8_0_matvec passes before it widens
-// the matrix instead: eight passes read what one widening moves (gemm.cpp).
-inline constexpr int64_t kQ8_0PassedRows = 64;
+// The most rows a block-quantized GEMM takes as mat-vec passes before it
+// widens the matrix instead: for Q8_0 eight passes read what one widening
+// moves (gemm.cpp).
+inline constexpr int64_t kBlockPassedRows = 64;
 
 class Gemm {
  public:
@@ -64,7 +83,7 @@ class Gemm {
 
   // The type linear_typed reads w's activations in: the weights' own for
   // f16 and bf16 (the tensor cores take both inputs in one type), f32 for
-  // f32 and Q8_0. The kernels that produce a GEMM's input write this type.
+  // f32 and the block types. The kernels that produce a GEMM's input write this type.
   static WeightType input_type(const DeviceMatrix& w);
 
   // y[t][0:w.rows] = beta * y[t] + x[t] W^T for t < n; x rows are w.cols
@@ -76,9 +95,10 @@ class Gemm {
   // w is f16 or bf16.
   void linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
 
-  // Sizes the scratch that more than kQ8_0PassedRows rows against `w`
-  // need (a Q8_0 matrix widened to f32; nothing for other types), so that
-  // a caller can allocate it before it measures free memory, and before any
+  // Sizes the scratch that more than kBlockPassedRows rows against `w`
+  // need (a block-quantized matrix widened to f32 a chunk of rows at a
+  // time, at most kWidenScratchBytes; nothing for the others), so that a
+  // caller can allocate it before it measures free memory, and before any
   // step is captured in a CUDA graph (capture must not allocate). Without
   // it, the first such GEMM allocates.
   void reserve(const DeviceMatrix& w);
@@ -104,14 +124,17 @@ class Gemm {
   // y = beta y + x W^T for row-major f32 W [rows][cols]: pedantic cuBLAS.
   void f32_gemm(const void* w, int64_t rows, int64_t cols, const void* x, int64_t n, float* y, int64_t ldy,
                 float beta);
-  void q8_0_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
+  void block_linear(const DeviceMatrix& w, const float* x, int64_t n, float* y, int64_t ldy, float beta);
+  // Up to 8 rows of x against `rows` rows of one block type, into y.
+  void matvec_pass(WeightType type, const void* w, size_t row_bytes, int64_t rows, int64_t cols, const float* x,
+                   int64_t n, float* y, int64_t ldy, float beta);
 
   cudaStream_t stream_;
   cublasHandle_t handle_ = nullptr;
   cublasLtHandle_t lt_ = nullptr;
   DeviceBuffer workspace_;  // shared by cuBLAS and cuBLASLt: one stream runs one GEMM at a time
   DeviceBuffer narrowed_;   // x in f16 / bf16, for linear()
-  DeviceBuffer widened_;    // a Q8_0 matrix in f32, for more than kQ8_0PassedRows rows
+  DeviceBuffer widened_;    // rows of a block-quantized matrix in f32, for more than kBlockPassedRows rows
   std::map<ShapeKey, LtPlan> plans_;
 };
 

@@ -13,7 +13,7 @@
 // f32 parity.
 //
 // kernels/gemm.h routes a Q8_0 matrix here, in passes of up to
-// kQ8_0MatvecMaxRows rows, for up to kQ8_0PassedRows rows, and widens it
+// kQ8_0MatvecMaxRows rows, for up to kBlockPassedRows rows, and widens it
 // for cuBLAS above that.
 #pragma once
 

@@ -3,7 +3,7 @@
 // added (qwen2; llama files may have them), then an RMSNorm over each head
 // of Q and of K, times the head-sized weight (qwen3, gemma3's q_norm and
 // k_norm). One pass over the row instead of a GEMM epilogue: cuBLAS's
-// bias epilogues are cuBLASLt-only and the f32 and Q8_0 paths (gemm.h) do
+// bias epilogues are cuBLASLt-only and the f32 and block-type paths (gemm.h) do
 // not go through it, and the norm needs every value of a head anyway.
 #pragma once
 

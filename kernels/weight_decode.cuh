@@ -1,14 +1,18 @@
-// Device-side: one value of a stored weight row (F32, F16, BF16, Q8_0) as
-// f32, with the same arithmetic as the host's dequantize_row, so that the
-// embedding rows and widened matrices here are bit-identical to the CPU's.
+// Device-side: one value of a stored weight row (F32, F16, BF16 or a block
+// type) as f32, with the same arithmetic as the host's dequantize_row, so
+// that the embedding rows and widened matrices here are bit-identical to
+// the CPU's.
 #pragma once
 
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
+#include "base/error.h"
 #include "engine/weights_view.h"
+#include "kernels/block_values.h"
 
 namespace kvgate::cuda {
 
@@ -23,24 +27,32 @@ __device__ __forceinline__ float decode_weight(const unsigned char* row, int64_t
   } else if constexpr (type == WeightType::kBF16) {
     return __uint_as_float(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(row)[i]) << 16);
   } else {
-    // Q8_0: 34-byte blocks, an f16 scale then 32 int8s; read bytewise, as a
-    // block's scale is only 2-byte aligned.
-    const unsigned char* block = row + (i / 32) * 34;
-    const uint16_t scale_bits = static_cast<uint16_t>(block[0] | (block[1] << 8));
-    const auto q = static_cast<int8_t>(block[2 + i % 32]);
-    return __fmul_rn(half_bits_to_float(scale_bits), static_cast<float>(q));
+    using C = block_values::Codec<type>;
+    return block_values::value_at<type>(row + (i / C::kValues) * C::kBytes, static_cast<int>(i % C::kValues));
   }
 }
 
-// Calls f(std::integral_constant<WeightType, t>{}).
+// Calls f(std::integral_constant<WeightType, t>{}) for every type a row can
+// be stored in; a type outside WeightType's names is an error, not a
+// silent no-op.
 template <typename F>
 void dispatch_weight_type(WeightType t, F&& f) {
+  using W = WeightType;
   switch (t) {
-    case WeightType::kF32: f(std::integral_constant<WeightType, WeightType::kF32>{}); return;
-    case WeightType::kF16: f(std::integral_constant<WeightType, WeightType::kF16>{}); return;
-    case WeightType::kBF16: f(std::integral_constant<WeightType, WeightType::kBF16>{}); return;
-    case WeightType::kQ8_0: f(std::integral_constant<WeightType, WeightType::kQ8_0>{}); return;
+    case W::kF32: f(std::integral_constant<W, W::kF32>{}); return;
+    case W::kF16: f(std::integral_constant<W, W::kF16>{}); return;
+    case W::kBF16: f(std::integral_constant<W, W::kBF16>{}); return;
+    case W::kQ4_0: f(std::integral_constant<W, W::kQ4_0>{}); return;
+    case W::kQ4_1: f(std::integral_constant<W, W::kQ4_1>{}); return;
+    case W::kQ5_0: f(std::integral_constant<W, W::kQ5_0>{}); return;
+    case W::kQ5_1: f(std::integral_constant<W, W::kQ5_1>{}); return;
+    case W::kQ8_0: f(std::integral_constant<W, W::kQ8_0>{}); return;
+    case W::kQ4_K: f(std::integral_constant<W, W::kQ4_K>{}); return;
+    case W::kQ5_K: f(std::integral_constant<W, W::kQ5_K>{}); return;
+    case W::kQ6_K: f(std::integral_constant<W, W::kQ6_K>{}); return;
   }
+  throw Error("a weight type the CUDA kernels do not know (ggml type " + std::to_string(static_cast<uint32_t>(t)) +
+              ")");
 }
 
 }  // namespace kvgate::cuda

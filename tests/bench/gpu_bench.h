@@ -26,7 +26,7 @@ inline constexpr std::array<int32_t, 4> kDecodeBatches{1, 8, 32, 64};
 // Q8_0 mat-vec (kernels/q8_0_matvec.h), 16 two: whether a second pass over
 // the weights costs what the bytes say.
 inline constexpr std::array<int32_t, 3> kQ8_0DecodeBatches{1, 8, 16};
-static_assert(kQ8_0DecodeBatches[1] == cuda::kQ8_0MatvecMaxRows && kQ8_0DecodeBatches[2] <= cuda::kQ8_0PassedRows,
+static_assert(kQ8_0DecodeBatches[1] == cuda::kQ8_0MatvecMaxRows && kQ8_0DecodeBatches[2] <= cuda::kBlockPassedRows,
               "one pass and two");
 inline constexpr std::array<int32_t, 3> kPrefillTokens{512, 2048, 8192};
 inline constexpr int kPrefillRuns = 3;

@@ -1,5 +1,7 @@
 // Embedding rows on the device against the CPU's dequantize_row: bit-exact
-// in every stored type (the conversions are exact, Q8_0's one multiply too).
+// in every stored type (the conversions are exact, and the block types'
+// arithmetic is the host's: kernels/block_values.h). A Q4_K_M file's
+// token_embd is Q4_K, a Q6_K file's Q6_K.
 #include <random>
 
 #include "engine/model/float_convert.h"
@@ -20,7 +22,7 @@ struct Table {
 };
 Table random_table(TensorType type, int32_t vocab, int32_t dim, uint32_t seed) {
   Table t;
-  t.row_bytes = type == TensorType::F32 ? dim * 4 : type == TensorType::Q8_0 ? dim / 32 * 34 : dim * 2;
+  t.row_bytes = dense_row_bytes(static_cast<WeightType>(type), dim);
   t.bytes.resize(vocab * t.row_bytes);
   std::mt19937 rng(seed);
   std::normal_distribution<float> nd;
@@ -34,7 +36,8 @@ Table random_table(TensorType type, int32_t vocab, int32_t dim, uint32_t seed) {
 
 TEST_P(CudaEmbed, RowsAreTheCpusDequantizedRowsBitForBit) {
   const TensorType type = GetParam();
-  const int32_t vocab = 300, dim = 96;  // dim a multiple of Q8_0's 32
+  // dim whole blocks: 3 of the 32-value types', 1 k-quant block
+  const int32_t vocab = 300, dim = weight_block(static_cast<WeightType>(type)).values == 256 ? 256 : 96;
   const auto [row_bytes, table] = random_table(type, vocab, dim, 5);
   std::vector<float> row(dim);
   const std::vector<int32_t> tokens{0, 299, 7, 7, 150, 42, 1};
@@ -54,7 +57,7 @@ TEST_P(CudaEmbed, RowsAreTheCpusDequantizedRowsBitForBit) {
 // multiply per value, as the CPU scales it -- bit for bit.
 TEST_P(CudaEmbed, ScaledRowsAreTheCpusScaledRowsBitForBit) {
   const TensorType type = GetParam();
-  const int32_t vocab = 40, dim = 64;
+  const int32_t vocab = 40, dim = weight_block(static_cast<WeightType>(type)).values == 256 ? 512 : 64;
   const auto [row_bytes, table] = random_table(type, vocab, dim, 6);
   std::vector<float> row(dim);
   const float scale = std::sqrt(static_cast<float>(dim));
@@ -72,7 +75,9 @@ TEST_P(CudaEmbed, ScaledRowsAreTheCpusScaledRowsBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, CudaEmbed,
-                         ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0),
+                         ::testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0,
+                                           TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
+                                           TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K),
                          [](const auto& param_info) { return std::string(tensor_type_traits(static_cast<uint32_t>(param_info.param))->name); });
 
 }  // namespace

@@ -1,9 +1,11 @@
 // The CUDA backend's whole forward pass against the CPU backend's: logits
-// within kForwardF32Rel for f32 (and Q8_0: its weights widened exactly, the
-// arithmetic f32), within the f16 / bf16 tolerances for those weights and
-// K/V types, greedy tokens identical over 64 steps, and a batch of sequences
-// of different lengths equal to each run alone; Q8_0 matrices kept in their
-// 34 bytes per 32 weights on the device.
+// within kForwardF32Rel for f32 (and the block types, Q8_0 and Q4_0 to
+// Q6_K: their weights widened exactly, the arithmetic f32), within the f16
+// / bf16 tolerances for those weights and K/V types, greedy tokens
+// identical over 64 steps, and a batch of sequences of different lengths
+// equal to each run alone; block-quantized matrices kept in their blocks
+// on the device (Q8_0's 34 bytes per 32 weights, a Q4_K_M file's mixture
+// each part in its own type).
 #include <filesystem>
 #include <functional>
 #include <numeric>
@@ -35,14 +37,17 @@ TokenId argmax(std::span<const float> v) {
 
 // A synthetic Llama of the given matrix type and shape, written to a temp
 // file that is unlinked once mapped.
-std::shared_ptr<const Model> synthetic(TensorType type, int32_t dim = 64, int32_t heads = 4, int32_t kv_heads = 2) {
+// `medium`: with Q4_K or Q5_K, llama.cpp's _M mixture (some attn_v and
+// ffn_down, and the output, in Q6_K).
+std::shared_ptr<const Model> synthetic(TensorType type, int32_t dim = 64, int32_t heads = 4, int32_t kv_heads = 2,
+                                       bool medium = false) {
   SyntheticModelSpec s;
   s.layers = 2, s.dim = dim, s.heads = heads, s.kv_heads = kv_heads, s.ffn = 2 * dim, s.context = 512;
-  s.type = type, s.seed = 7;
+  s.type = type, s.seed = 7, s.k_quant_medium = medium;
   s.vocab_from = testing::shared_path("testdata/ggml-vocab-llama-spm.gguf");
   const auto path = std::filesystem::temp_directory_path() /
                     ("kvgate-cuda-" + std::to_string(::getpid()) + "-" + std::to_string(static_cast<int>(type)) +
-                     "-" + std::to_string(dim) + ".gguf");
+                     "-" + std::to_string(dim) + (medium ? "-m" : "") + ".gguf");
   write_synthetic_model(s, path.string());
   auto m = Model::load(path.string());
   std::filesystem::remove(path);
@@ -71,20 +76,20 @@ SyntheticModelSpec family(const std::string& arch, int32_t layers, int32_t dim, 
 }
 
 // The CPU backend as the reference for one sequence at a time. Its batch-1
-// matmul over Q8_0 weights quantizes the activation row to int8 for int8
-// dot products (llama.cpp's vec_dot_q8_0_q8_0; engine/cpu/matmul.cpp),
-// which the device does not: it widens the weights exactly and keeps the
-// activations f32. On synthetic(Q8_0) that alone puts the CPU's decode
-// logits 1.2e-2 .. 2.3e-2 from f32 arithmetic on the same weights (measured
-// on the CPU, a step alone against the same step beside a copy) and parts
-// greedy decoding at the fifth token. So with Q8_0 matrices every step runs
-// beside a twin, the same tokens in blocks of their own: two rows take the
-// CPU's f32 tiles over the widened weights, the device's arithmetic in
-// another order. Other types run alone, as before.
+// matmul over block-quantized weights quantizes the activation row to int8
+// for int8 dot products (llama.cpp's vec_dot_q8_0_q8_0 and its kin;
+// engine/cpu/matmul.cpp), which the device does not: it widens the weights
+// exactly and keeps the activations f32. On synthetic(Q8_0) that alone puts
+// the CPU's decode logits 1.2e-2 .. 2.3e-2 from f32 arithmetic on the same
+// weights (measured on the CPU, a step alone against the same step beside a
+// copy) and parts greedy decoding at the fifth token. So with block
+// matrices every step runs beside a twin, the same tokens in blocks of
+// their own: two rows take the CPU's f32 tiles over the widened weights,
+// the device's arithmetic in another order. Other types run alone.
 class CpuReference {
  public:
   explicit CpuReference(const std::shared_ptr<const Model>& model)
-      : be_(make_cpu_backend(model, {})), twin_(model->weights().layers.at(0).wq.type == TensorType::Q8_0) {
+      : be_(make_cpu_backend(model, {})), twin_(is_block_quantized(model->weights().layers.at(0).wq.type)) {
     const int32_t half = be_->num_blocks() / 2;
     table_ = identity_table(twin_ ? half : be_->num_blocks());
     twin_table_.resize(static_cast<size_t>(half));
@@ -175,6 +180,23 @@ TEST_F(CudaForward, SyntheticF32AndQ8_0LogitsAndGreedyMatchTheCpu) {
   }
 }
 
+// Every other block type as Q8_0 above: the 32-value ones at dim 64, the
+// k-quants at 256 (whole 256-value rows), and a Q4_K_M mixture, whose
+// fused Q/K/V is Q4_K and Q6_K parts in some layers.
+TEST_F(CudaForward, SyntheticBlockTypesLogitsAndGreedyMatchTheCpu) {
+  for (const TensorType t : {TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1, TensorType::Q4_K,
+                             TensorType::Q5_K, TensorType::Q6_K}) {
+    SCOPED_TRACE(std::string(tensor_type_traits(static_cast<uint32_t>(t))->name));
+    auto m = synthetic(t, tensor_type_traits(static_cast<uint32_t>(t))->block_elems == 256 ? 256 : 64);
+    expect_prefill_and_decode_match(m, {}, kForwardF32Rel);
+    expect_same_greedy(m, 64);
+  }
+  SCOPED_TRACE("Q4_K_M");
+  auto m = synthetic(TensorType::Q4_K, 256, 4, 2, true);
+  expect_prefill_and_decode_match(m, {}, kForwardF32Rel);
+  expect_same_greedy(m, 64);
+}
+
 // The seam's view of a loaded model, as the registry builds it.
 MatrixView view_of(const Matrix& m) { return {static_cast<WeightType>(m.type), m.rows, m.cols, m.row_bytes, m.data}; }
 
@@ -216,6 +238,45 @@ TEST_F(CudaForward, Q8_0MatricesStayQ8_0OnTheDevice) {
   const double ratio = device_bytes(TensorType::Q8_0) / device_bytes(TensorType::F32);
   EXPECT_GT(ratio, 34.0 / 32 / 4);
   EXPECT_LT(ratio, 34.0 / 32 / 4 * 1.01);
+}
+
+// A Q4_K_M model's matrices on the device in the types the file stores
+// them in, part by part, and its bytes exactly the file's matrices' plus
+// the f32 norms: nothing widened to f32.
+TEST_F(CudaForward, Q4_K_MMatricesKeepEachPartsTypeOnTheDevice) {
+  auto m = synthetic(TensorType::Q4_K, 256, 4, 2, true);
+  const ModelConfig& c = m->config();
+  const LlamaWeights& h = m->weights();
+  const cuda::DeviceWeights d = cuda::DeviceWeights::upload(c, view_of(h), nullptr);
+  // A device matrix's types, part by part, neighbours of one type merged.
+  const auto types_of = [](const cuda::DeviceMatrix& w) {
+    std::vector<WeightType> t;
+    if (w.parts.empty()) t.push_back(w.type);
+    for (const auto& p : w.parts) t.push_back(p.type);
+    return t;
+  };
+  const auto stored = [](std::initializer_list<const Matrix*> parts) {
+    std::vector<WeightType> t;
+    for (const Matrix* p : parts)
+      if (t.empty() || t.back() != static_cast<WeightType>(p->type)) t.push_back(static_cast<WeightType>(p->type));
+    return t;
+  };
+  const auto bytes = [](const Matrix& w) { return static_cast<double>(w.rows) * dense_row_bytes(static_cast<WeightType>(w.type), w.cols); };
+  double want = 4.0 * c.dim * (2.0 * c.n_layers + 1) + bytes(h.output) + bytes(h.token_embd);
+  bool mixed = false;
+  for (size_t i = 0; i < h.layers.size(); ++i) {
+    const LayerWeights& l = h.layers[i];
+    const cuda::DeviceLayer& dl = d.layers[i];
+    EXPECT_EQ(types_of(dl.qkv), stored({&l.wq, &l.wk, &l.wv})) << "layer " << i;
+    EXPECT_EQ(types_of(dl.gate_up), stored({&l.w_gate, &l.w_up})) << "layer " << i;
+    EXPECT_EQ(types_of(dl.wo), stored({&l.wo})) << "layer " << i;
+    EXPECT_EQ(types_of(dl.down), stored({&l.w_down})) << "layer " << i;
+    mixed = mixed || !dl.qkv.parts.empty();
+    for (const Matrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) want += bytes(*w);
+  }
+  EXPECT_TRUE(mixed) << "no layer's Q/K/V mixes types: the mixture is not what this test is for";
+  EXPECT_EQ(types_of(d.output), stored({&h.output}));
+  EXPECT_EQ(static_cast<double>(d.bytes), want);
 }
 
 TEST_F(CudaForward, SyntheticHalfPrecisionWeightsWithinTheirPrecision) {

@@ -1,7 +1,8 @@
 // The linear layer against the CPU's matmul: f32 weights within the f32
 // tolerance, f16 / bf16 weights (activations narrowed to them) within
-// theirs, Q8_0 weights through both of their paths (the Q8_0 mat-vec for
-// decode, widened for cuBLAS above it) within the f32 tolerance, and
+// theirs, Q8_0 and the other block types through both of their paths (the
+// mat-vec for decode, widened for cuBLAS above it) within the f32
+// tolerance, and
 // beta = 1 adding the product into what y held (the residual).
 #include <random>
 
@@ -9,6 +10,8 @@
 #include "engine/model/float_convert.h"
 #include "kernels/gemm.h"
 #include "kernels/q8_0_matvec.h"
+#include "kernels/quant_matvec.h"
+#include "kernels/widen_plan.h"
 #include "tests/kernels/cuda_test_support.h"
 
 namespace kvgate {
@@ -76,8 +79,8 @@ INSTANTIATE_TEST_SUITE_P(Types, CudaGemm, ::testing::Values(TensorType::F32, Ten
 using CudaGemmQ8_0 = CudaTest;
 
 TEST_F(CudaGemmQ8_0, LinearMatchesTheCpusF32MatmulOnTheSameWeights) {
-  using cuda::kQ8_0MatvecMaxRows, cuda::kQ8_0PassedRows;
-  static_assert(kQ8_0MatvecMaxRows == 8 && kQ8_0PassedRows == 64, "the n below cover every path");
+  using cuda::kQ8_0MatvecMaxRows, cuda::kBlockPassedRows;
+  static_assert(kQ8_0MatvecMaxRows == 8 && kBlockPassedRows == 64, "the n below cover every path");
   std::mt19937 rng(17);
   std::normal_distribution<float> nd;
   cuda::Gemm gemm(nullptr);
@@ -100,11 +103,89 @@ TEST_F(CudaGemmQ8_0, LinearMatchesTheCpusF32MatmulOnTheSameWeights) {
     for (const int64_t n : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{64}, int64_t{65}}) {
       const std::string what = "cols " + std::to_string(cols) + ", n " + std::to_string(n) +
                                (n <= kQ8_0MatvecMaxRows ? " (mat-vec)"
-                                : n <= kQ8_0PassedRows  ? " (mat-vec passes)"
+                                : n <= kBlockPassedRows  ? " (mat-vec passes)"
                                                         : " (widened)");
       expect_linear_matches(gemm, w, cpu_w, n, kF32Rel, what, rng);
     }
   }
+}
+
+// The other block types as Q8_0 above, through quant_matvec (n up to 64)
+// and widened (65): widths of one k-quant block (or eight 32-value blocks)
+// and of 4,096 plus two blocks (a warp's last step short), 37 rows.
+class CudaGemmBlocks : public CudaTest, public ::testing::WithParamInterface<TensorType> {};
+
+TEST_P(CudaGemmBlocks, LinearMatchesTheCpusF32MatmulOnTheSameWeights) {
+  static_assert(cuda::kQuantMatvecMaxRows == 8 && cuda::kBlockPassedRows == 64, "the n below cover every path");
+  const TensorType type = GetParam();
+  const auto wt = static_cast<WeightType>(type);
+  const int64_t k = weight_block(wt).values;
+  std::mt19937 rng(31);
+  std::normal_distribution<float> nd;
+  cuda::Gemm gemm(nullptr);
+  for (const int64_t cols : {int64_t{256}, 4096 + 2 * k}) {
+    const int64_t rows = 37;
+    const size_t row_bytes = dense_row_bytes(wt, cols);
+    std::vector<unsigned char> stored(rows * row_bytes);
+    std::vector<float> wide(static_cast<size_t>(rows * cols)), row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (auto& v : row) v = nd(rng);
+      quantize_row(type, row.data(), stored.data() + r * row_bytes, cols);
+      dequantize_row(type, stored.data() + r * row_bytes, &wide[r * cols], cols);
+    }
+    const Matrix cpu_w{TensorType::F32, rows, cols, static_cast<size_t>(cols) * sizeof(float),
+                       reinterpret_cast<const std::byte*>(wide.data())};
+    cuda::DeviceMatrix w;
+    w.type = wt, w.rows = rows, w.cols = cols, w.row_bytes = row_bytes;
+    w.storage = to_device(stored);
+    w.data = w.storage.as();
+    for (const int64_t n : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{9}, int64_t{64}, int64_t{65}}) {
+      const std::string what = "cols " + std::to_string(cols) + ", n " + std::to_string(n) +
+                               (n <= cuda::kBlockPassedRows ? " (mat-vec)" : " (widened)");
+      expect_linear_matches(gemm, w, cpu_w, n, kF32Rel, what, rng);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaGemmBlocks,
+                         ::testing::Values(TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+                                           TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K),
+                         [](const auto& param_info) { return std::string(tensor_type_traits(static_cast<uint32_t>(param_info.param))->name); });
+
+// A fused matrix whose runs differ in type (a Q4_K_M Q/K/V: Q4_K rows,
+// then Q6_K), tall enough that the widened path takes two chunks
+// (widen_plan.h), the first holding the Q4_K run and the Q6_K run's first
+// rows: each run's passes land in its rows of y, each chunk's GEMM in its
+// columns.
+using CudaGemmMixedBlocks = CudaTest;
+
+TEST_F(CudaGemmMixedBlocks, RunsOfTwoTypesAndChunkedWideningMatchTheCpu) {
+  const int64_t cols = 4096, chunk = cuda::widen_chunk_rows(cols);
+  const int64_t q4_rows = chunk - 10, q6_rows = 60, rows = q4_rows + q6_rows;
+  const size_t q4_bytes = dense_row_bytes(WeightType::kQ4_K, cols), q6_bytes = dense_row_bytes(WeightType::kQ6_K, cols);
+  std::vector<unsigned char> stored(q4_rows * q4_bytes + q6_rows * q6_bytes);
+  std::vector<float> wide(static_cast<size_t>(rows * cols)), row(static_cast<size_t>(cols));
+  std::mt19937 rng(37);
+  std::normal_distribution<float> nd;
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool q4 = r < q4_rows;
+    const TensorType t = q4 ? TensorType::Q4_K : TensorType::Q6_K;
+    unsigned char* at = stored.data() + (q4 ? r * q4_bytes : q4_rows * q4_bytes + (r - q4_rows) * q6_bytes);
+    for (auto& v : row) v = nd(rng);
+    quantize_row(t, row.data(), at, cols);
+    dequantize_row(t, at, &wide[r * cols], cols);
+  }
+  const Matrix cpu_w{TensorType::F32, rows, cols, static_cast<size_t>(cols) * sizeof(float),
+                     reinterpret_cast<const std::byte*>(wide.data())};
+  cuda::DeviceMatrix w;
+  w.type = WeightType::kQ4_K, w.rows = rows, w.cols = cols, w.row_bytes = q4_bytes;
+  w.storage = to_device(stored);
+  w.data = w.storage.as();
+  const auto* base = w.storage.as<std::byte>();
+  w.parts = {{WeightType::kQ4_K, q4_rows, q4_bytes, base}, {WeightType::kQ6_K, q6_rows, q6_bytes, base + q4_rows * q4_bytes}};
+  cuda::Gemm gemm(nullptr);
+  for (const int64_t n : {int64_t{1}, int64_t{9}, int64_t{65}})
+    expect_linear_matches(gemm, w, cpu_w, n, kF32Rel, "n " + std::to_string(n), rng);
 }
 
 // The mat-vec's weights are the host's, bit for bit: with x one-hot at
