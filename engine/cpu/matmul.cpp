@@ -20,7 +20,7 @@ namespace {
 // the OpenMP team costs more than it saves (tiny models, e.g. stories260K).
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
-// Weight rows per work item: a multiple of both builds' tile heights (2 and
+// Weight rows per work item: a multiple of both builds' tile heights (3 and
 // 3), and few enough items per matrix to spread over the cores.
 constexpr int64_t kItemRows = 24;
 // Activation rows per block of a long batch (64 rows of 2,048 f32: 512 KiB).

@@ -205,6 +205,10 @@ int main(int argc, char** argv) {
     return env && std::atoi(env) > 0 ? std::atoi(env) : static_cast<int>(std::thread::hardware_concurrency());
   }();
   const std::optional<LlamaCppReference> ref = LlamaCppReference::from_env(threads);
+  std::printf("kvgate's kernels: %s.\n", cpu_has_avx512() ? "AVX-512 (F, BW, DQ, VL, VNNI) where they have a build for it, AVX2 elsewhere"
+                                       : std::getenv("KVGATE_NO_AVX512") ? "AVX2 (KVGATE_NO_AVX512=1)"
+                                                                         : "AVX2 (this CPU has no AVX-512)");
+  if (ref) std::printf("llama.cpp's build: %s.\n\n", ref->instruction_set().c_str());
   if (ref) {
     std::printf("Next to each row: llama.cpp (%d threads) on the same GGUF file, in the same run: llama-bench pp<n> "
                 "for prefill, llama-batched-bench (same prompt and generated lengths) for decode; the two take turns %d times "

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <vector>
 
 #include "base/error.h"
@@ -57,6 +59,21 @@ std::optional<LlamaCppReference> LlamaCppReference::from_env(int threads) {
   // The tools load their ggml libraries from beside them.
   setenv("LD_LIBRARY_PATH", bin, 1);
   return ref;
+}
+
+std::string LlamaCppReference::instruction_set() const {
+  // bin_ is the build's bin/: its CMakeCache.txt is one level up.
+  std::ifstream cache(std::filesystem::path(bin_) / ".." / "CMakeCache.txt");
+  std::map<std::string, std::string> flags;
+  for (std::string line; std::getline(cache, line);)
+    for (const char* key : {"GGML_NATIVE", "GGML_AVX512", "GGML_AVX2", "GGML_AVX"})
+      if (line.starts_with(std::string(key) + ":")) flags[key] = line.substr(line.find('=') + 1);
+  if (flags.empty()) return "unknown (no CMakeCache.txt beside its bin/)";
+  if (flags["GGML_NATIVE"] == "ON")
+    return std::string("native (-march=native: ") + (__builtin_cpu_supports("avx512f") ? "AVX-512" : "AVX2") +
+           " on this CPU)";
+  const std::string isa = flags["GGML_AVX512"] == "ON" ? "AVX-512" : flags["GGML_AVX2"] == "ON" ? "AVX2" : "AVX or less";
+  return isa + " (GGML_NATIVE=OFF, GGML_AVX512=" + flags["GGML_AVX512"] + ", GGML_AVX2=" + flags["GGML_AVX2"] + ")";
 }
 
 double LlamaCppReference::prefill_tokens_per_s(const std::string& gguf, int n, int reps) const {

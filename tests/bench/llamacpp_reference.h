@@ -23,6 +23,9 @@ class LlamaCppReference {
 
   // The build's commit, known after the first prefill run.
   const std::string& version() const { return version_; }
+  // The instruction set the build was compiled for, from its CMakeCache.txt:
+  // "native (AVX-512 on this CPU)", "AVX2 (GGML_NATIVE=OFF, GGML_AVX2=ON)".
+  std::string instruction_set() const;
 
  private:
   LlamaCppReference(std::string bin, int threads);
