@@ -12,6 +12,8 @@
 // 16 take their int8 scales in the vpmaddwd, and its q - 32 the same way.
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "engine/cpu/gemm_tile.h"
 #include "engine/model/float_convert.h"
 
@@ -68,20 +70,24 @@ void rows_32(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, fl
   }
 }
 
-void q4_0(const BlockQ4_0& b, const int8_t* x, float xs, int xsum, __m256& acc, float& offset) {
-  const float d = _cvtsh_ss(b.d) * xs;
-  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32(nibbles(b.qs), x)), _mm256_set1_ps(d), acc);
-  offset -= d * static_cast<float>(8 * xsum);
+// q . x less `zero` sum(x), in the int16 pairs before they widen: at most
+// 2 x 31 x 127 + 2 x 16 x 127 in magnitude, no saturation.
+inline __m256i dot32_centred(__m256i w, const int8_t* x, int zero) {
+  const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(w, xv), _mm256_maddubs_epi16(_mm256_set1_epi8(static_cast<char>(zero)), xv));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+void q4_0(const BlockQ4_0& b, const int8_t* x, float xs, int, __m256& acc, float&) {
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32_centred(nibbles(b.qs), x, 8)), _mm256_set1_ps(_cvtsh_ss(b.d) * xs), acc);
 }
 void q4_1(const BlockQ4_1& b, const int8_t* x, float xs, int xsum, __m256& acc, float& offset) {
   acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32(nibbles(b.qs), x)), _mm256_set1_ps(_cvtsh_ss(b.d) * xs), acc);
   offset += _cvtsh_ss(b.m) * xs * static_cast<float>(xsum);
 }
-void q5_0(const BlockQ5_0& b, const int8_t* x, float xs, int xsum, __m256& acc, float& offset) {
-  const float d = _cvtsh_ss(b.d) * xs;
+void q5_0(const BlockQ5_0& b, const int8_t* x, float xs, int, __m256& acc, float&) {
   const __m256i q = _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh));
-  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32(q, x)), _mm256_set1_ps(d), acc);
-  offset -= d * static_cast<float>(16 * xsum);
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot32_centred(q, x, 16)), _mm256_set1_ps(_cvtsh_ss(b.d) * xs), acc);
 }
 void q5_1(const BlockQ5_1& b, const int8_t* x, float xs, int xsum, __m256& acc, float& offset) {
   const __m256i q = _mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh));
@@ -95,46 +101,67 @@ void q5_1(const BlockQ5_1& b, const int8_t* x, float xs, int xsum, __m256& acc, 
 // once per 256 values. The mins (Q4_K, Q5_K) and Q6_K's -32 are integer
 // sums of x's per-16 sums against the sub-blocks' integers, likewise.
 
+// Q4_K and Q5_K's 8 six-bit scales and 8 mins (k_scale_min), unpacked a
+// word at a time: bytes 0-3 and 4-7 hold the first four of each in their
+// low 6 bits and the top 2 bits of the last four, bytes 8-11 the last
+// four's low nibbles.
+struct KScales {
+  alignas(16) uint8_t scale[8];
+  alignas(16) uint8_t min[8];
+};
+inline KScales unpack_k_scales(const uint8_t* s) {
+  uint32_t a[3];
+  std::memcpy(a, s, 12);
+  const uint32_t sc[2] = {a[0] & 0x3f3f3f3f, (a[2] & 0x0f0f0f0f) | ((a[0] >> 6) & 0x03030303) << 4};
+  const uint32_t mn[2] = {a[1] & 0x3f3f3f3f, ((a[2] >> 4) & 0x0f0f0f0f) | ((a[1] >> 6) & 0x03030303) << 4};
+  KScales k;
+  std::memcpy(k.scale, sc, 8);
+  std::memcpy(k.min, mn, 8);
+  return k;
+}
+
 // Q4_K and Q5_K: per 64 values, 32 bytes of nibbles (sub-block 2k low,
-// 2k + 1 high) and, for Q5_K, bits 2k and 2k + 1 of the 32 qh bytes.
+// 2k + 1 high) and, for Q5_K, bits 2k and 2k + 1 of the 32 qh bytes. The
+// mins' term is one vpmaddwd per super-block: each min, twice, against x's
+// 16 per-16 sums.
 template <class Block, bool kFifth>
 void k_rows_4_5(const Matrix& w, int64_t r0, int64_t r1, const QuantizedRow& xq, float* y) {
   const int64_t blocks = w.cols / kQKBlock;
   const __m256i low = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
   for (int64_t r = r0; r < r1; ++r) {
     const auto* row = reinterpret_cast<const Block*>(w.row(r));
-    __m256 acc = _mm256_setzero_ps();
-    float offset = 0;
+    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
     for (int64_t i = 0; i < blocks; ++i) {
       const Block& b = row[i];
       _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes, _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes + 64, _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(&b) + kPrefetchBytes + 128, _MM_HINT_T0);
       const int8_t* x = xq.q.data() + i * kQKBlock;
-      const int16_t* xsum = xq.sum16.data() + i * 16;
-      __m256i qh;
+      const KScales k = unpack_k_scales(b.scales);
+      __m256i qh = _mm256_setzero_si256();
       if constexpr (kFifth) qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh));
       __m256i sum = _mm256_setzero_si256();
-      int mins = 0;
-      for (int k = 0; k < 4; ++k) {
-        const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * k));
+      for (int j = 0; j < 4; ++j) {
+        const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * j));
         __m256i lo = _mm256_and_si256(qs, low), hi = _mm256_and_si256(_mm256_srli_epi16(qs, 4), low);
         if constexpr (kFifth) {
-          lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), one), 4));
-          hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * k + 1), one), 4));
+          lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j), one), 4));
+          hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * j + 1), one), 4));
         }
-        const KScaleMin a = k_scale_min(b.scales, 2 * k), c = k_scale_min(b.scales, 2 * k + 1);
-        const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k)));
-        const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * k + 32)));
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(plo, _mm256_set1_epi16(a.scale)));
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(phi, _mm256_set1_epi16(c.scale)));
-        mins += a.min * (xsum[4 * k] + xsum[4 * k + 1]) + c.min * (xsum[4 * k + 2] + xsum[4 * k + 3]);
+        const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * j)));
+        const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 64 * j + 32)));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(plo, _mm256_set1_epi16(k.scale[2 * j])));
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(phi, _mm256_set1_epi16(k.scale[2 * j + 1])));
       }
+      const __m128i m16 = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(k.min)));
+      const __m256i mins = _mm256_set_m128i(_mm_unpackhi_epi16(m16, m16), _mm_unpacklo_epi16(m16, m16));
+      const __m256i min_terms =
+          _mm256_madd_epi16(mins, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.sum16.data() + i * 16)));
       const float xs = xq.scale[static_cast<size_t>(i)];
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_set1_ps(_cvtsh_ss(b.d) * xs), acc);
-      offset -= _cvtsh_ss(b.dmin) * xs * static_cast<float>(mins);
+      acc_min = _mm256_fmadd_ps(_mm256_cvtepi32_ps(min_terms), _mm256_set1_ps(_cvtsh_ss(b.dmin) * xs), acc_min);
     }
-    y[r] = hsum(acc) + offset;
+    y[r] = hsum(_mm256_sub_ps(acc, acc_min));
   }
 }
 
