@@ -1,13 +1,16 @@
 // kvgate: the hosted-LLM gateway's binary. See README.md for the commands.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "base/error.h"
+#include "base/version.h"
 #include "gateway/cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kvgate: a prefix-caching LLM gateway with its own inference engine"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "kvgate " + std::string(kvgate::build_version()));
   kvgate::cli::add_generate(app);
   kvgate::cli::add_tokenize(app);
   kvgate::cli::add_info(app);
@@ -17,6 +20,16 @@ int main(int argc, char** argv) {
   kvgate::cli::add_bench_serve(app);
   kvgate::cli::add_sim(app);
   kvgate::cli::add_cache(app);
+  // A word where a command goes that names none is an error, even beside
+  // --help (which CLI11 would otherwise answer with the root help, exit 0).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) known |= sub->check_name(argv[1]);
+    if (!known) {
+      std::fprintf(stderr, "kvgate: error: unknown command '%s' (see kvgate --help)\n", argv[1]);
+      return 1;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 #include "gateway/admin/metrics_api.h"
 
+#include "base/version.h"
 #include "gateway/admin/dashboard_page.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/serving/credentials.h"
@@ -68,7 +69,7 @@ server::Handler MetricsApi::open_listener() {
       const std::string_view path = req.path();
       if (path != "/metrics" && path != "/health") throw openai::route_not_found(req.method, path);
       if (req.method != "GET") throw openai::method_not_allowed(req.method, path);
-      if (path == "/health") return serving::send_json(reply, 200, {{"status", "ok"}});
+      if (path == "/health") return serving::send_json(reply, 200, {{"status", "ok"}, {"version", build_version()}});
       send_exposition(std::move(reply));
     } catch (const openai::ApiError& e) {
       serving::send_error(reply, e);

@@ -17,6 +17,7 @@
 #include "engine/model/model_fingerprint.h"
 #include "engine/sched/tier_identity.h"
 #include "gateway/cli/commands.h"
+#include "gateway/cli/server_start.h"
 #include "gateway/config/serve_flags.h"
 
 namespace kvgate::cli {
@@ -25,7 +26,7 @@ namespace {
 // The identity `kvgate serve` would open the tiers with, from a backend
 // holding a single block (its pool is not what matters here).
 cache::KvIdentity configured_identity(const config::ServerConfig& c) {
-  auto model = Model::load(c.model.path);
+  auto model = load_served_model(c);
   BackendOptions bo;
   bo.block_size = c.model.block_size;
   bo.kv_type = kv_type_from_name(c.model.kv_type);
@@ -60,6 +61,10 @@ void add_cache(CLI::App& app) {
         n = cache::purge_disk_tier(dir, &keep);
       }
     } catch (const std::runtime_error& e) {
+      // RocksDB's lock on the tier: a server has it open.
+      if (std::string_view(e.what()).find("lock") != std::string_view::npos)
+        throw Error("the disk tier " + dir + " is locked: a server is running on it; use `kvgatectl cache purge` " +
+                    "against that server, or stop it first (" + e.what() + ")");
       throw Error(e.what());
     }
     std::printf("kvgate: purged %lld blocks from %s%s\n", static_cast<long long>(n), dir.c_str(),

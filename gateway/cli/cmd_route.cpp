@@ -66,7 +66,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   const std::string internal_token = wire::read_internal_token(c.cluster.internal_token_file);
   std::filesystem::create_directories(c.data.dir);
 
-  auto model = Model::load(c.model.path);
+  auto model = load_served_model(c);
   auto tokenizer = Tokenizer::from_gguf(model->file());
   const ModelConfig& mc = model->config();
   // The replicas' cache identity, which the front's chains must share.

@@ -70,7 +70,7 @@ struct LoadedModel {
 
 LoadedModel load_model(const config::ServerConfig& c) {
   LoadedModel m;
-  m.model = Model::load(c.model.path);
+  m.model = load_served_model(c);
   m.tokenizer = Tokenizer::from_gguf(m.model->file());
   const ModelConfig& mc = m.model->config();
   BackendOptions bo;

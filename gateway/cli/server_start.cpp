@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/version.h"
 #include "engine/model/weight_summary.h"
 
 namespace kvgate::cli {
@@ -75,6 +76,14 @@ serving::ApiModel api_model(const config::ServerConfig& c, const Model& model) {
   return m;
 }
 
+std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c) {
+  if (c.model.path == config::ModelSection::bundled_model_path() && !std::filesystem::exists(c.model.path))
+    throw Error("the bundled model " + c.model.path + " is not there (it is looked for in $KVGATE_SHARED, else in " +
+                "../shared from the working directory): run from the repository root, set KVGATE_SHARED to the " +
+                "shared data folder, or give --model FILE");
+  return Model::load(c.model.path);
+}
+
 std::string tenancy_dir(const config::ServerConfig& c) {
   return (std::filesystem::path(c.data.dir) / "tenancy").string();
 }
@@ -95,9 +104,8 @@ void announce_listener(const config::ServerConfig& c, const server::Server& http
     say("TLS certificate " + cert->cert_file.string() + " (SHA-256 " + cert->sha256_fingerprint +
         (cert->generated ? ", self-signed, made now)" : ")"));
   const std::string base = "https://" + c.server.listen.host + ":" + std::to_string(*http.https_port());
-  say("listening on " + base + (http.http_port() ? " and http://" + c.server.plain_listen.host + ":" +
-                                                       std::to_string(*http.http_port())
-                                                 : ""));
+  say("kvgate " + std::string(build_version()) + " listening on " + base +
+      (http.http_port() ? " and http://" + c.server.plain_listen.host + ":" + std::to_string(*http.http_port()) : ""));
   // The demo key is only known at first start; later the operator has it.
   const std::string key = secrets.demo_key ? *secrets.demo_key : "$KVGATE_API_KEY";
   const std::string ca =

@@ -34,6 +34,11 @@ void say(const std::string& line);
 server::ServerOptions server_options(const config::ServerConfig& c);
 serving::ApiModel api_model(const config::ServerConfig& c, const Model& model);
 
+// The model [model] names, loaded; when it is the bundled default and not
+// there (a server started outside the repository root), the error says
+// where it was looked for and how to point at it.
+std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c);
+
 // The operator's routes that `serve` and `route` mount beside the OpenAI
 // ones: /admin, /metrics and /dashboard.
 std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& metrics);

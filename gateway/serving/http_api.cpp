@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/version.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/chat_request.h"
 #include "gateway/openai/completion_request.h"
@@ -76,8 +77,8 @@ void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) con
     only("GET");
     // A failed device: 503, so a load balancer takes this replica out.
     if (const std::string f = pipeline_.engine_failure(); !f.empty())
-      return send_json(reply, 503, {{"status", "error"}, {"error", f}});
-    return send_json(reply, 200, {{"status", "ok"}});
+      return send_json(reply, 503, {{"status", "error"}, {"error", f}, {"version", build_version()}});
+    return send_json(reply, 200, {{"status", "ok"}, {"version", build_version()}});
   }
   if (path == "/v1/models") {
     only("GET");

@@ -111,7 +111,7 @@ void add_tenants(CLI::App& app, Context& ctx) {
   add_create(*g, ctx);
   add_update(*g, ctx);
   add_status(*g, ctx, "disable", "suspended",
-             "suspend a tenant: its keys are refused with 403 until it is enabled; its data is kept");
+             "suspend a tenant: its keys are refused with 401 until it is enabled; its data is kept");
   add_status(*g, ctx, "enable", "active", "make a suspended tenant active again");
 }
 

@@ -147,6 +147,8 @@ test('tenants: create, list, show, update; a created tenant and key can call /v1
 test('tenants disable: its key is refused; enable: it works again', async () => {
   const t = await newTenant('sleepy');
   await complete(t.client);
+  // Its help says what the client will see.
+  assert.match((await ctl(['tenants', 'disable', '--help'], { env: {} })).stdout, /refused with 401/);
   assert.match(await ok(['tenants', 'disable', 'sleepy']), /sleepy: suspended/);
   assert.equal((await admin('GET', '/admin/tenants/sleepy')).json.status, 'suspended');
   // 401, as for any key that does not open the API: tenancy does not say why.

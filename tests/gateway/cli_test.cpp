@@ -1,6 +1,8 @@
 // The kvgate binary as a user runs it: real processes, real files, exit codes.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 
@@ -28,15 +30,17 @@ struct CliRun {
   std::string out;  // stdout and stderr together
 };
 
-CliRun kvgate(const std::string& args) {
-  std::string cmd = std::string(KVGATE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+// `command` run by the shell (stdout and stderr together).
+CliRun shell(const std::string& command) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
   for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
   int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+CliRun kvgate(const std::string& args) { return shell(std::string(KVGATE_BINARY) + " " + args); }
 
 using kvgate::testing::TempDir;
 
@@ -133,6 +137,23 @@ TEST(Cli, MkmodelWritesAModelThatGenerates) {
   EXPECT_EQ(gen.exit_code, 0) << gen.out;
 }
 
+TEST(Cli, VersionNamesTheGitRevision) {
+  CliRun r = kvgate("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("kvgate git "), std::string::npos) << r.out;
+}
+
+// A word that names no command is an error naming it, --help or not (it was
+// the root help and exit 0).
+TEST(Cli, AnUnknownCommandIsAnErrorEvenWithHelp) {
+  for (const char* args : {"frobnicate --help", "frobnicate"}) {
+    CliRun r = kvgate(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_NE(r.out.find("unknown command 'frobnicate'"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(kvgate("info --help").exit_code, 0);
+}
+
 // The mixture people download, from kvgate's own quantizer: llama-quantize's
 // types per tensor, reported by `info`, and a model that generates.
 TEST(Cli, MkmodelWritesAQ4_K_MModelThatInfoDescribes) {
@@ -166,6 +187,32 @@ class CliBadInput : public ::testing::Test {
   }
   TempDir dir_;
 };
+
+// `kvgate serve` away from the repository root: the bundled model's error
+// says where it looked and what to set.
+TEST_F(CliBadInput, TheBundledModelMissingNamesKvgateSharedAndModel) {
+  CliRun r = shell("cd " + dir_.path().string() + " && env -u KVGATE_SHARED " KVGATE_BINARY " serve --data-dir " +
+                   dir_.sub("data") + " --listen 127.0.0.1:0");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("KVGATE_SHARED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--model FILE"), std::string::npos) << r.out;
+}
+
+// `kvgate cache purge` on a disk tier a server holds open: it says so and
+// names the tool to use, instead of RocksDB's lock error alone.
+TEST_F(CliBadInput, PurgingATierAServerHoldsNamesKvgatectl) {
+  const std::string data = dir_.sub("data");
+  std::filesystem::create_directories(data + "/kv");
+  ASSERT_EQ(kvgate("cache purge --all --data-dir " + data).exit_code, 0);  // creates the database
+  // RocksDB's lock, as a running server's process holds it.
+  const int fd = ::open((data + "/kv/LOCK").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  struct flock lock{};
+  lock.l_type = F_WRLCK, lock.l_whence = SEEK_SET;
+  ASSERT_EQ(::fcntl(fd, F_SETLK, &lock), 0);
+  expect_error("cache purge --all --data-dir " + data, "a server is running on it; use `kvgatectl cache purge`");
+  ::close(fd);
+}
 
 TEST_F(CliBadInput, MissingFile) {
   expect_error("generate --model /nonexistent/model.gguf", "/nonexistent/model.gguf: cannot open");

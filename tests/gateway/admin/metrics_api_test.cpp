@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "gateway/serving/json_reply.h"
 #include "tests/gateway/admin/admin_fixture.h"
 #include "tests/gateway/server/reply_recorder.h"
@@ -223,7 +224,7 @@ TEST_F(MetricsApiTest, TheMetricsListenerServesTheExpositionAndHealthWithoutATok
   EXPECT_EQ(refreshes_, 1);
   const ReplyEvent health = listener("GET", "/health");
   EXPECT_EQ(health.status, 200);
-  EXPECT_EQ(json::parse(health.body), json::parse(R"({"status":"ok"})"));
+  EXPECT_EQ(json::parse(health.body), (json::value{{"status", "ok"}, {"version", build_version()}}));
   EXPECT_TRUE(is_api_error(listener("GET", "/admin/tenants"), 404, "invalid_request_error", "unknown_url"))
       << "only the scrape and the health check: nothing else is open without a credential";
   EXPECT_TRUE(is_api_error(listener("GET", "/dashboard/data"), 404, "invalid_request_error", "unknown_url"));

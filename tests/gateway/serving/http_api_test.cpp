@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "gateway/openai/chat_template.h"
 #include "gateway/server/reply_state.h"
 #include "gateway/serving/json_reply.h"
@@ -127,7 +128,9 @@ TEST_F(HttpApiTest, AnUnknownRouteIs404AndAWrongMethod405InOpenAisErrorShape) {
 TEST_F(HttpApiTest, HealthNeedsNoKeyAndTheModelListNamesTheServedModel) {
   const ReplyEvent health = answer(test_request("GET", "/health"));
   EXPECT_EQ(health.status, 200);
-  EXPECT_EQ(json::parse(health.body), json::parse(R"({"status":"ok"})"));
+  // The build's git revision, as `kvgate --version` prints it.
+  EXPECT_EQ(json::parse(health.body), (json::value{{"status", "ok"}, {"version", build_version()}}));
+  EXPECT_TRUE(build_version().starts_with("git ")) << build_version();
 
   const ReplyEvent models = answer(test_request("GET", "/v1/models", {}, key_));
   ASSERT_EQ(models.status, 200) << models.body;
