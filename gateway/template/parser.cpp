@@ -68,8 +68,10 @@ class Parser {
     next();
   }
 
-  [[noreturn]] void syntax(const std::string& what) const {
+  [[noreturn]] void syntax(const std::string& what, bool name_token = true) const {
     const Token& t = peek();
+    if (!name_token)
+      throw TemplateError(TemplateError::Kind::kSyntax, what + " (line " + std::to_string(t.line) + ")");
     std::string got;
     switch (t.type) {
       case T::kEnd: got = "end of template"; break;
@@ -161,7 +163,7 @@ class Parser {
       return s;
     }
     --pos_;
-    syntax("Encountered unknown tag '" + tag + "'");
+    syntax("Encountered unknown tag '" + tag + "'.", false);
   }
 
   StmtPtr parse_if(StmtPtr s) {

@@ -80,7 +80,7 @@ class Macro : public Callable {
         scope->set(p.name, std::move(v));
       }
     }
-    scope->set("varargs", Value::list(std::move(varargs)));
+    scope->set("varargs", Value::list(std::move(varargs), false, true));
     scope->set("kwargs", Value::dict(std::move(kwargs)));
     return Value(r.run_body(body_, std::move(scope)));
   }
