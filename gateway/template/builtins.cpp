@@ -52,7 +52,11 @@ Value make_dict(const CallArgs& args, bool is_namespace) {
 // loop can carry a value out of its iteration scope.
 class NamespaceFn : public Callable {
  public:
-  Value call(Renderer&, CallArgs& args) const override { return make_dict(args, true); }
+  Value call(Renderer& r, CallArgs& args) const override {
+    Value ns = make_dict(args, true);
+    r.track_namespace(ns.dict_ptr());
+    return ns;
+  }
 };
 
 class DictFn : public Callable {

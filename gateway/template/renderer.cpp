@@ -181,6 +181,13 @@ Renderer::DepthGuard::DepthGuard(Renderer& r) : r_(r) {
 Renderer::Renderer(const DictData& context, const Limits& limits, Clock clock)
     : context_(context), limits_(limits), clock_(std::move(clock)), scope_(std::make_shared<Scope>()) {}
 
+Renderer::~Renderer() {
+  // Every cycle passes through a macro's closure scope or a namespace:
+  // scopes' parents point only outward, lists never change once built.
+  for (const auto& scope : closures_) scope->vars.clear();
+  for (const auto& ns : namespaces_) ns->items.clear();
+}
+
 std::string Renderer::render(const Body& body) {
   std::string out;
   exec(body, out);
@@ -261,6 +268,7 @@ Renderer::Flow Renderer::exec_stmt(const Stmt& s, std::string& out) {
       return Flow::kNormal;
     }
     case Stmt::Kind::kMacro:
+      closures_.push_back(scope_);
       scope_->set(s.text, Value(CallablePtr(std::make_shared<Macro>(s, s.bodies[0], scope_))));
       return Flow::kNormal;
     case Stmt::Kind::kCallBlock: {
@@ -268,6 +276,7 @@ Renderer::Flow Renderer::exec_stmt(const Stmt& s, std::string& out) {
       Value callee = eval(*call_expr.items[0]);
       CallArgs args;
       eval_args(call_expr, 1, args);
+      closures_.push_back(scope_);
       args.keyword.emplace_back("caller", Value(CallablePtr(std::make_shared<Macro>(s, s.bodies[0], scope_))));
       append(out, call(callee, args));
       return Flow::kNormal;

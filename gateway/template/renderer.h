@@ -37,6 +37,11 @@ using Clock = std::function<std::tm()>;
 class Renderer {
  public:
   Renderer(const DictData& context, const Limits& limits, Clock clock);
+  // Breaks the reference cycles a render can make (a macro held by the
+  // scope it closes over; a namespace holding itself), so nothing leaks.
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   // Runs the template's statements; the text it writes.
   std::string render(const Body& body);
@@ -49,6 +54,8 @@ class Renderer {
 
   // One unit of work; throws TemplateError (kLimit) past max_steps.
   void step();
+  // A namespace() made by this render, to be cleared when it ends.
+  void track_namespace(const DictPtr& ns) { namespaces_.push_back(ns); }
   // Throws TemplateError (kLimit) if a string of `bytes` is too long to build.
   void check_size(std::size_t bytes) const;
   const Limits& limits() const { return limits_; }
@@ -84,6 +91,8 @@ class Renderer {
   Limits limits_;
   Clock clock_;
   std::shared_ptr<Scope> scope_;
+  std::vector<std::shared_ptr<Scope>> closures_;  // scopes a macro closes over
+  std::vector<DictPtr> namespaces_;
   uint64_t steps_ = 0;
   int call_depth_ = 0;
 };
