@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   kvgate::cli::add_bench_serve(app);
   kvgate::cli::add_sim(app);
   kvgate::cli::add_cache(app);
+  kvgate::cli::add_template(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
