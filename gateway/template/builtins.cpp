@@ -45,6 +45,7 @@ Value make_dict(const CallArgs& args, bool is_namespace) {
     d->items = init.as_dict().items;
   }
   for (const auto& [k, v] : args.keyword) d->set(k, v);
+  if (!is_namespace) return Value::dict(std::move(d->items));
   return Value(DictPtr(std::move(d)));
 }
 

@@ -266,7 +266,9 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
     BoundArgs a(fname, args, {"old", "new", "count"});
     if (!a.get(0) || !a.get(1)) fail("replace() needs the old and the new text");
     const int64_t count = a.get(2) && !a.get(2)->is_none() && a.get(2)->is_int() ? a.get(2)->as_int() : -1;
-    std::string out = str_replace(to_str(input), to_str(*a.get(0)), to_str(*a.get(1)), count);
+    const std::string text = to_str(input), old = to_str(*a.get(0)), replacement = to_str(*a.get(1));
+    check_replace_size(r, text, old, replacement);
+    std::string out = str_replace(text, old, replacement, count);
     r.check_size(out.size());
     return Value(std::move(out));
   }
@@ -333,6 +335,8 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
     std::vector<Value> seen, out;
     for (const Value& item : iterate(input)) {
       const Value key = sort_key(attribute.empty() ? item : attribute_path(item, attribute), cs);
+      r.charge(Value::list({}));  // a step per item, and seen.size() comparisons below
+      for (std::size_t k = 0; k < seen.size(); k += 1024) r.step();
       if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(s, key); })) continue;
       seen.push_back(key);
       out.push_back(item);
@@ -380,8 +384,14 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
   }
   if (name == "indent") {
     BoundArgs a(fname, args, {"width", "first", "blank"});
-    std::string out = indent_text(to_str(input), a.value_or(0, Value(int64_t{4})), a.get(1) && truthy(*a.get(1)),
-                                  a.get(2) && truthy(*a.get(2)));
+    const Value width = a.value_or(0, Value(int64_t{4}));
+    const std::string text = to_str(input);
+    const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 2;
+    const std::size_t pad = width.is_string() ? width.as_string().size()
+                            : width.is_int()  ? static_cast<std::size_t>(std::clamp<int64_t>(width.as_int(), 0, int64_t{1} << 40))
+                                              : 4;
+    if (pad != 0) r.check_size(text.size() + std::min<std::size_t>(pad, std::size_t{1} << 40) * lines);
+    std::string out = indent_text(text, width, a.get(1) && truthy(*a.get(1)), a.get(2) && truthy(*a.get(2)));
     r.check_size(out.size());
     return Value(std::move(out));
   }

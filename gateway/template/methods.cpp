@@ -83,6 +83,7 @@ Value call_string_method(Renderer& r, const std::string& s, const std::string& n
   if (name == "capitalize") return Value(str_capitalize(s));
   if (name == "replace") {
     BoundArgs a(name, args, {"old", "new", "count"});
+    check_replace_size(r, s, string_arg(a.get(0), name), string_arg(a.get(1), name));
     std::string out = str_replace(s, string_arg(a.get(0), name), string_arg(a.get(1), name), int_arg(a.get(2), -1, "count"));
     r.check_size(out.size());
     return Value(std::move(out));
@@ -172,6 +173,7 @@ class BoundMethod : public Callable {
  public:
   BoundMethod(Value self, std::string name) : self_(std::move(self)), name_(std::move(name)) {}
   Value call(Renderer& r, CallArgs& args) const override {
+    r.charge(self_);
     if (self_.is_string()) return call_string_method(r, self_.as_string(), name_, args);
     if (self_.is_dict()) return call_dict_method(self_, name_, args);
     return call_list_method(self_, name_, args);
@@ -190,6 +192,17 @@ constexpr std::array<std::string_view, 22> kStringMethods = {
 constexpr std::array<std::string_view, 4> kStringPredicates = {"isalnum", "islower", "isupper", "isspace"};
 
 }  // namespace
+
+// replace() can grow a text by |new| per match: refuse before building it.
+void check_replace_size(Renderer& r, std::string_view s, std::string_view old, std::string_view replacement) {
+  std::size_t matches = 0;
+  if (old.empty()) {
+    matches = code_point_count(s) + 1;
+  } else {
+    for (std::size_t p = s.find(old); p != std::string_view::npos; p = s.find(old, p + old.size())) ++matches;
+  }
+  if (replacement.size() > old.size()) r.check_size(s.size() + matches * (replacement.size() - old.size()));
+}
 
 std::optional<Value> method_of(const Value& obj, const std::string& name) {
   auto bound = [&] { return Value(CallablePtr(std::make_shared<BoundMethod>(obj, name))); };

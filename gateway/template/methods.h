@@ -16,6 +16,9 @@ namespace kvgate::jinja {
 // when `obj` has no such method.
 std::optional<Value> method_of(const Value& obj, const std::string& name);
 
+// Throws the renderer's size limit if s.replace(old, new) would be too long.
+void check_replace_size(Renderer& r, std::string_view s, std::string_view old, std::string_view replacement);
+
 // Python's iter(v) materialised: a list's items, a dict's keys, a
 // string's characters, an Undefined's nothing; else "'int' object is not iterable".
 std::vector<Value> iterate(const Value& v);

@@ -150,6 +150,7 @@ std::string percent_format(Renderer& r, const std::string& fmt, const Value& arg
       case 'd':
       case 'i':
         if (!v.is_number()) fail("%" + std::string(1, c) + " format: a real number is required, not " + std::string(v.type_name()));
+        if (v.is_float() && !(std::fabs(v.as_float()) < 9.2e18)) fail("cannot convert float to an integer here");
         out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_float()) : int_of(v));
         break;
       case 'f': {
@@ -197,6 +198,22 @@ std::string Renderer::render(const Body& body) {
 void Renderer::step() {
   if (++steps_ > limits_.max_steps)
     limit("the template ran more than " + std::to_string(limits_.max_steps) + " steps");
+}
+
+void Renderer::charge_bytes(std::size_t bytes) {
+  steps_ += bytes >> 10;
+  step();
+}
+
+void Renderer::charge(const Value& v) {
+  if (v.is_string()) {
+    steps_ += v.as_string().size() >> 10;
+  } else if (v.is_list()) {
+    steps_ += v.as_list().items.size();
+  } else if (v.is_dict()) {
+    steps_ += v.as_dict().items.size();
+  }
+  step();
 }
 
 void Renderer::check_size(std::size_t bytes) const {
@@ -315,6 +332,7 @@ void Renderer::assign(const Target& target, Value v) {
     scope_->set(target.names[0], std::move(v));
     return;
   }
+  charge(v);
   const std::vector<Value> items = iterate(v);
   if (items.size() < target.names.size())
     fail("not enough values to unpack (expected " + std::to_string(target.names.size()) + ", got " +
@@ -327,6 +345,7 @@ void Renderer::assign(const Target& target, Value v) {
 void Renderer::exec_for(const Stmt& s, std::string& out) {
   if (s.recursive) fail("recursive for loops are not supported");
   const Value iterable = eval(*s.expr);
+  charge(iterable);
   std::vector<Value> items = iterate(iterable);
   const std::shared_ptr<Scope> outer = scope_;
   if (s.filter) {
@@ -434,13 +453,14 @@ void Renderer::eval_args(const Expr& e, std::size_t first, CallArgs& args) {
 
 Value Renderer::call(const Value& callee, CallArgs& args) {
   step();
+  for (const Value& a : args.positional) charge(a);
   if (callee.is_undefined()) fail(callee.as_undefined().hint);
   if (!callee.is_callable()) fail("'" + std::string(callee.type_name()) + "' object is not callable");
   return callee.as_callable().call(*this, args);
 }
 
 Value Renderer::filter(std::string_view name, const Value& input, CallArgs& args) {
-  step();
+  charge(input);
   return apply_filter(*this, name, input, args);
 }
 
@@ -482,18 +502,23 @@ Value Renderer::eval(const Expr& e) {
       return Value::list(std::move(items), false, e.kind == Expr::Kind::kTuple);
     }
     case Expr::Kind::kDict: {
-      auto d = std::make_shared<DictData>();
+      DictData d;
       for (std::size_t i = 0; i + 1 < e.items.size(); i += 2) {
         const Value k = eval(*e.items[i]);
         if (!k.is_string()) fail("dict keys in a template must be strings, not " + std::string(k.type_name()));
-        d->set(k.as_string(), eval(*e.items[i + 1]));
+        d.set(k.as_string(), eval(*e.items[i + 1]));
       }
-      return Value(std::move(d));
+      return Value::dict(std::move(d.items));
     }
     case Expr::Kind::kGetAttr: return get_attribute(eval(*e.items[0]), e.name);
-    case Expr::Kind::kGetItem: return get_item(eval(*e.items[0]), eval(*e.items[1]));
+    case Expr::Kind::kGetItem: {
+      const Value obj = eval(*e.items[0]);
+      if (obj.is_string()) charge(obj);  // indexes count code points
+      return get_item(obj, eval(*e.items[1]));
+    }
     case Expr::Kind::kSlice: {
       const Value obj = eval(*e.items[0]);
+      charge(obj);
       std::optional<int64_t> bounds[3];
       for (int i = 0; i < 3; ++i) {
         if (!e.items[static_cast<std::size_t>(i) + 1]) continue;
@@ -558,6 +583,7 @@ Value Renderer::eval_binary(const Expr& e) {
     std::string s = to_str(a);
     const std::string t = to_str(b);
     check_size(s.size() + t.size());
+    charge_bytes(s.size() + t.size());
     return Value(s + t);
   }
   if (a.is_undefined()) fail(a.as_undefined().hint);
@@ -570,6 +596,7 @@ Value Renderer::eval_binary(const Expr& e) {
     if (nums) return Value(a.to_double() + b.to_double());
     if (a.is_string() && b.is_string()) {
       check_size(a.as_string().size() + b.as_string().size());
+      charge_bytes(a.as_string().size() + b.as_string().size());
       // Markup escapes the plain text added to it, on either side.
       if (a.is_markup() || b.is_markup()) {
         const std::string left = a.is_markup() ? a.as_string() : html_escape(a.as_string());
@@ -690,6 +717,8 @@ Value Renderer::eval_compare(const Expr& e) {
   for (std::size_t i = 0; i < e.ops.size(); ++i) {
     Value right = eval(*e.items[i + 1]);
     const std::string& op = e.ops[i];
+    charge(left);
+    charge(right);
     bool ok = false;
     if (op == "==") {
       ok = equal(left, right);

@@ -54,6 +54,10 @@ class Renderer {
 
   // One unit of work; throws TemplateError (kLimit) past max_steps.
   void step();
+  // Work proportional to a value's size (1 per item, 1 per KiB of text),
+  // counted against the same budget, so a loop over big values is bounded too.
+  void charge(const Value& v);
+  void charge_bytes(std::size_t bytes);
   // A namespace() made by this render, to be cleared when it ends.
   void track_namespace(const DictPtr& ns) { namespaces_.push_back(ns); }
   // Throws TemplateError (kLimit) if a string of `bytes` is too long to build.

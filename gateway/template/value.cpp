@@ -29,8 +29,28 @@ void DictData::set(std::string key, Value v) {
   items.emplace_back(std::move(key), std::move(v));
 }
 
+namespace {
+
+int nested_depth(int deepest_item) {
+  if (deepest_item + 1 > kMaxValueDepth)
+    throw TemplateError(TemplateError::Kind::kLimit,
+                        "the template nests lists and dicts deeper than " + std::to_string(kMaxValueDepth));
+  return deepest_item + 1;
+}
+
+}  // namespace
+
+int Value::depth() const {
+  if (is_list()) return as_list().depth;
+  if (is_dict() && !as_dict().is_namespace) return as_dict().depth;
+  return 0;
+}
+
 Value Value::list(std::vector<Value> items, bool generator, bool tuple) {
+  int deepest = 0;
+  for (const Value& v : items) deepest = std::max(deepest, v.depth());
   auto l = std::make_shared<ListData>();
+  l->depth = nested_depth(deepest);
   l->items = std::move(items);
   l->generator = generator;
   l->tuple = tuple;
@@ -38,7 +58,10 @@ Value Value::list(std::vector<Value> items, bool generator, bool tuple) {
 }
 
 Value Value::dict(std::vector<std::pair<std::string, Value>> items) {
+  int deepest = 0;
+  for (const auto& kv : items) deepest = std::max(deepest, kv.second.depth());
   auto d = std::make_shared<DictData>();
+  d->depth = nested_depth(deepest);
   d->items = std::move(items);
   return Value(std::move(d));
 }
@@ -239,7 +262,12 @@ void append_string_repr(std::string& out, const std::string& s) {
   out += quote;
 }
 
-void append_repr(std::string& out, const Value& v) {
+// `active`: the dicts being printed, outermost first. A namespace that holds
+// itself prints as Python prints it, "<Namespace {'me': <Namespace {...}>}>";
+// lists and plain dicts cannot hold themselves, and nest boundedly; a long
+// chain of namespaces is Python's RecursionError.
+void append_repr(std::string& out, const Value& v, std::vector<const DictData*>& active) {
+  if (active.size() > 2 * kMaxValueDepth) fail("maximum recursion depth exceeded while getting the repr of an object");
   switch (v.kind()) {
     case Value::Kind::kString: append_string_repr(out, v.as_string()); return;
     case Value::Kind::kUndefined: return;  // Undefined's repr is "Undefined"; its str, inside containers, is rare
@@ -252,7 +280,7 @@ void append_repr(std::string& out, const Value& v) {
       out += l.tuple ? '(' : '[';
       for (size_t i = 0; i < l.items.size(); ++i) {
         if (i) out += ", ";
-        append_repr(out, l.items[i]);
+        append_repr(out, l.items[i], active);
       }
       if (l.tuple && l.items.size() == 1) out += ',';
       out += l.tuple ? ')' : ']';
@@ -261,6 +289,11 @@ void append_repr(std::string& out, const Value& v) {
     case Value::Kind::kDict: {
       const DictData& d = v.as_dict();
       if (d.is_namespace) out += "<Namespace ";
+      if (std::find(active.begin(), active.end(), &d) != active.end()) {
+        out += d.is_namespace ? "{...}>" : "{...}";
+        return;
+      }
+      active.push_back(&d);
       out += '{';
       bool first = true;
       for (const auto& [k, item] : d.items) {
@@ -268,8 +301,9 @@ void append_repr(std::string& out, const Value& v) {
         first = false;
         append_string_repr(out, k);
         out += ": ";
-        append_repr(out, item);
+        append_repr(out, item, active);
       }
+      active.pop_back();
       out += '}';
       if (d.is_namespace) out += '>';
       return;
@@ -289,7 +323,10 @@ void append_str(std::string& out, const Value& v) {
     case Value::Kind::kFloat: out += float_repr(v.as_float()); return;
     case Value::Kind::kString: out += v.as_string(); return;
     case Value::Kind::kCallable: out += "<function>"; return;
-    default: append_repr(out, v);
+    default: {
+      std::vector<const DictData*> active;
+      append_repr(out, v, active);
+    }
   }
 }
 
@@ -302,7 +339,8 @@ std::string to_str(const Value& v) {
 
 std::string to_repr(const Value& v) {
   std::string out;
-  append_repr(out, v);
+  std::vector<const DictData*> active;
+  append_repr(out, v, active);
   return out;
 }
 

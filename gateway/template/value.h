@@ -52,8 +52,13 @@ struct Undefined {
   bool security = false;  // a sandbox refusal, not a missing name
 };
 
+// Lists and dicts nest at most this deep, so that printing, comparing and
+// freeing one never recurses without bound (Python would raise RecursionError).
+inline constexpr int kMaxValueDepth = 256;
+
 struct ListData {
   std::vector<Value> items;
+  int depth = 1;  // 1 + the deepest item's
   // map()/select() and friends return Python generators: iterable, but
   // tojson and length refuse them (real templates hit this; see tests).
   bool generator = false;
@@ -63,6 +68,7 @@ struct ListData {
 struct DictData {
   std::vector<std::pair<std::string, Value>> items;
   bool is_namespace = false;
+  int depth = 1;  // as ListData's; a namespace, which can change, counts as 0 inside others
   const Value* find(std::string_view key) const;
   Value* find(std::string_view key);
   void set(std::string key, Value v);
@@ -102,8 +108,11 @@ class Value {
   Value(DictPtr d) : v_(std::move(d)) {}
   Value(CallablePtr c) : v_(std::move(c)) {}
 
+  // Throw TemplateError (kLimit) past kMaxValueDepth.
   static Value list(std::vector<Value> items, bool generator = false, bool tuple = false);
   static Value dict(std::vector<std::pair<std::string, Value>> items = {});
+  // How deep a list or dict nests (0 for anything else, namespaces included).
+  int depth() const;
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_undefined() const { return kind() == Kind::kUndefined; }

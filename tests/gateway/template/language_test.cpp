@@ -228,7 +228,9 @@ TEST(JinjaLimits, OutputIsBounded) {
   o.limits.max_output_bytes = 1000;
   for (const char* source : {"{{ 'x' * 100000000000 }}", "{% for i in range(2000) %}ab{% endfor %}",
                              "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
-                             "{{ range(100) | list | tojson(indent=8) }}", "{{ 'y' | indent(5000, true) }}"}) {
+                             "{{ range(100) | list | tojson(indent=8) }}", "{{ 'y' | indent(5000, true) }}",
+                             "{{ ('a' * 100).replace('a', 'bbbbbbbbbbbbbbbbbbbb') }}",
+                             "{{ ('a' * 100) | replace('a', 'bbbbbbbbbbbbbbbbbbbb') }}"}) {
     SCOPED_TRACE(source);
     try {
       render(source, o);
@@ -237,6 +239,45 @@ TEST(JinjaLimits, OutputIsBounded) {
       EXPECT_EQ(e.kind(), TemplateError::Kind::kLimit);
       EXPECT_STREQ(e.what(), "the template built a text longer than 1000 bytes");
     }
+  }
+}
+
+// Each item a loop, a filter, `in` or a method goes over counts, so work on
+// big values inside a loop is bounded by the same budget as the loop.
+TEST(JinjaLimits, WorkOnBigValuesIsCounted) {
+  RenderOptions o;
+  o.limits.max_steps = 10'000;
+  for (const char* source : {"{% set big = range(5000) | list %}{% for i in range(100) %}{% if -1 in big %}{% endif %}{% endfor %}",
+                             "{% set big = range(5000) | list %}{% for i in range(100) %}{{ big | length }}{% endfor %}",
+                             "{% set big = 'x' * 4000000 %}{% for i in range(100) %}{{ big.strip() | length }}{% endfor %}",
+                             "{{ range(9000) | unique | list | length }}"}) {
+    SCOPED_TRACE(source);
+    try {
+      render(source, o);
+      FAIL();
+    } catch (const TemplateError& e) {
+      EXPECT_EQ(e.kind(), TemplateError::Kind::kLimit);
+    }
+  }
+}
+
+TEST(JinjaLimits, ValuesNestBoundedly) {
+  try {
+    render("{% set ns = namespace(l=[]) %}{% for i in range(300) %}{% set ns.l = [ns.l] %}{% endfor %}");
+    FAIL();
+  } catch (const TemplateError& e) {
+    EXPECT_EQ(e.kind(), TemplateError::Kind::kLimit);
+    EXPECT_STREQ(e.what(), "the template nests lists and dicts deeper than 256");
+  }
+  // A namespace that holds itself prints as Python prints it; a long chain
+  // of namespaces is Python's RecursionError.
+  EXPECT_EQ(render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"), "<Namespace {'me': <Namespace {...}>}>");
+  try {
+    render("{% set ns = namespace(last=none) %}{% for i in range(600) %}{% set ns.last = namespace(prev=ns.last) %}"
+           "{% endfor %}{{ ns }}");
+    FAIL();
+  } catch (const TemplateError& e) {
+    EXPECT_STREQ(e.what(), "maximum recursion depth exceeded while getting the repr of an object");
   }
 }
 
