@@ -3,6 +3,7 @@
 // between renders on any number of threads.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,6 +18,12 @@ struct Stmt;
 using ExprPtr = std::unique_ptr<Expr>;
 using StmtPtr = std::unique_ptr<Stmt>;
 using Body = std::vector<StmtPtr>;
+
+// Operators, decided once when parsing.
+enum class Op : uint8_t {
+  kNone, kAnd, kOr, kNot, kNeg, kPos, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kConcat,
+  kEq, kNe, kLt, kLe, kGt, kGe, kIn, kNotIn,
+};
 
 struct Expr {
   enum class Kind {
@@ -39,10 +46,11 @@ struct Expr {
   Kind kind;
   int line = 0;
   Value value;
-  std::string name;  // a name, an attribute, a filter or test, a unary/binary operator
+  std::string name;  // a name, an attribute, a filter or test, a unary/binary operator as written
+  Op op = Op::kNone;  // kUnary's and kBinary's operator
   std::vector<ExprPtr> items;
   std::vector<std::pair<std::string, ExprPtr>> keywords;
-  std::vector<std::string> ops;  // kCompare's operators: ==, !=, <, <=, >, >=, in, notin
+  std::vector<Op> ops;  // kCompare's operators, in order
   bool negated = false;
 };
 

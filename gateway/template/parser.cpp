@@ -12,6 +12,17 @@ namespace {
 
 using T = Token::Type;
 
+Op op_of(std::string_view op) {
+  static const std::pair<std::string_view, Op> kOps[] = {
+      {"and", Op::kAnd}, {"or", Op::kOr},    {"not", Op::kNot},       {"+", Op::kAdd},     {"-", Op::kSub},
+      {"*", Op::kMul},   {"/", Op::kDiv},    {"//", Op::kFloorDiv},   {"%", Op::kMod},     {"**", Op::kPow},
+      {"~", Op::kConcat}, {"==", Op::kEq},   {"!=", Op::kNe},         {"<", Op::kLt},      {"<=", Op::kLe},
+      {">", Op::kGt},    {">=", Op::kGe},    {"in", Op::kIn},         {"notin", Op::kNotIn}};
+  for (const auto& [text, o] : kOps)
+    if (text == op) return o;
+  return Op::kNone;
+}
+
 ExprPtr make_expr(Expr::Kind kind, int line) {
   auto e = std::make_unique<Expr>();
   e->kind = kind;
@@ -329,6 +340,7 @@ class Parser {
 
   ExprPtr binary(std::string op, ExprPtr left, ExprPtr right, int line) {
     auto e = make_expr(Expr::Kind::kBinary, line);
+    e->op = op_of(op);
     e->name = std::move(op);
     e->items.push_back(std::move(left));
     e->items.push_back(std::move(right));
@@ -359,6 +371,7 @@ class Parser {
       const int line = next().line;
       auto e = make_expr(Expr::Kind::kUnary, line);
       e->name = "not";
+      e->op = Op::kNot;
       e->items.push_back(parse_not());
       return e;
     }
@@ -388,7 +401,7 @@ class Parser {
         cmp = make_expr(Expr::Kind::kCompare, line);
         cmp->items.push_back(std::move(first));
       }
-      cmp->ops.push_back(op);
+      cmp->ops.push_back(op_of(op));
       cmp->items.push_back(parse_math1());
     }
     return cmp ? std::move(cmp) : std::move(first);
@@ -437,6 +450,7 @@ class Parser {
       const Token& t = next();
       node = make_expr(Expr::Kind::kUnary, t.line);
       node->name = t.text;
+      node->op = t.text == "-" ? Op::kNeg : Op::kPos;
       node->items.push_back(parse_unary(false));
     } else {
       node = parse_primary();

@@ -32,10 +32,20 @@ namespace {
 [[noreturn]] void limit(const std::string& what) { throw TemplateError(TemplateError::Kind::kLimit, what); }
 
 // Jinja2 names a value's type in "has no attribute" hints this way.
-std::string object_type(const Value& v) {
-  if (v.is_none()) return "None";
-  if (v.is_dict() && v.as_dict().is_namespace) return "Namespace object";
-  return std::string(v.type_name()) + " object";
+std::string_view object_type(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNone: return "None";
+    case Value::Kind::kBool: return "bool object";
+    case Value::Kind::kInt: return "int object";
+    case Value::Kind::kFloat: return "float object";
+    case Value::Kind::kString: return v.is_markup() ? "Markup object" : "str object";
+    case Value::Kind::kList:
+      return v.as_list().generator ? "generator object" : v.as_list().tuple ? "tuple object" : "list object";
+    case Value::Kind::kDict: return v.as_dict().is_namespace ? "Namespace object" : "dict object";
+    case Value::Kind::kCallable: return "function object";
+    case Value::Kind::kUndefined: return "Undefined object";
+  }
+  return "object";
 }
 
 // A macro: its parameters' defaults are evaluated at each call, in the
@@ -410,11 +420,11 @@ Value Renderer::lookup(const std::string& name) const {
     if (const Value* v = s->find(name)) return *v;
   if (const Value* v = context_.find(name)) return *v;
   if (const Value* v = builtin_globals().find(name)) return *v;
-  return Value::undefined("'" + name + "' is undefined");
+  return Value::undefined(Undefined::Form::kName, name);
 }
 
 Value get_attribute(const Value& obj, const std::string& name) {
-  if (obj.is_undefined()) fail(obj.as_undefined().hint);
+  if (obj.is_undefined()) fail(obj.as_undefined().message());
   if (obj.is_dict()) {
     if (!obj.as_dict().is_namespace)
       if (auto m = method_of(obj, name)) return *m;
@@ -422,11 +432,11 @@ Value get_attribute(const Value& obj, const std::string& name) {
   } else if (auto m = method_of(obj, name)) {
     return *m;
   }
-  return Value::undefined("'" + object_type(obj) + "' has no attribute '" + name + "'");
+  return Value::undefined(Undefined::Form::kAttribute, name, object_type(obj));
 }
 
 Value get_item(const Value& obj, const Value& key) {
-  if (obj.is_undefined()) fail(obj.as_undefined().hint);
+  if (obj.is_undefined()) fail(obj.as_undefined().message());
   if (obj.is_dict() && key.is_string()) {
     if (const Value* v = obj.as_dict().find(key.as_string())) return *v;
     return get_attribute(obj, key.as_string());
@@ -443,7 +453,7 @@ Value get_item(const Value& obj, const Value& key) {
   } else if (key.is_string()) {
     return get_attribute(obj, key.as_string());
   }
-  return Value::undefined(object_type(obj) + " has no element " + to_repr(key));
+  return Value::undefined(Undefined::Form::kElement, to_repr(key), object_type(obj));
 }
 
 void Renderer::eval_args(const Expr& e, std::size_t first, CallArgs& args) {
@@ -454,7 +464,7 @@ void Renderer::eval_args(const Expr& e, std::size_t first, CallArgs& args) {
 Value Renderer::call(const Value& callee, CallArgs& args) {
   step();
   for (const Value& a : args.positional) charge(a);
-  if (callee.is_undefined()) fail(callee.as_undefined().hint);
+  if (callee.is_undefined()) fail(callee.as_undefined().message());
   if (!callee.is_callable()) fail("'" + std::string(callee.type_name()) + "' object is not callable");
   return callee.as_callable().call(*this, args);
 }
@@ -527,7 +537,7 @@ Value Renderer::eval(const Expr& e) {
         if (!b.is_int() && !b.is_bool()) fail("slice indices must be integers or None");
         bounds[i] = int_of(b);
       }
-      if (obj.is_undefined()) fail(obj.as_undefined().hint);
+      if (obj.is_undefined()) fail(obj.as_undefined().message());
       if (obj.is_string()) return Value(str_slice(obj.as_string(), bounds[0], bounds[1], bounds[2]));
       if (obj.is_list() && !obj.as_list().generator) {
         const auto& items = obj.as_list().items;
@@ -547,10 +557,10 @@ Value Renderer::eval(const Expr& e) {
     }
     case Expr::Kind::kUnary: {
       const Value v = eval(*e.items[0]);
-      if (e.name == "not") return Value(!truthy(v));
-      if (v.is_undefined()) fail(v.as_undefined().hint);
+      if (e.op == Op::kNot) return Value(!truthy(v));
+      if (v.is_undefined()) fail(v.as_undefined().message());
       if (!v.is_number()) fail("bad operand type for unary " + e.name + ": '" + std::string(v.type_name()) + "'");
-      if (e.name == "+") return v.is_bool() ? Value(int_of(v)) : v;
+      if (e.op == Op::kPos) return v.is_bool() ? Value(int_of(v)) : v;
       if (v.is_float()) return Value(-v.as_float());
       if (int_of(v) == std::numeric_limits<int64_t>::min()) overflowed(true);
       return Value(-int_of(v));
@@ -568,30 +578,31 @@ Value Renderer::eval(const Expr& e) {
 }
 
 Value Renderer::eval_binary(const Expr& e) {
-  const std::string& op = e.name;
-  if (op == "and") {
+  const std::string& op = e.name;  // as written, for messages
+  const Op code = e.op;
+  if (code == Op::kAnd) {
     Value a = eval(*e.items[0]);
     return truthy(a) ? eval(*e.items[1]) : a;
   }
-  if (op == "or") {
+  if (code == Op::kOr) {
     Value a = eval(*e.items[0]);
     return truthy(a) ? a : eval(*e.items[1]);
   }
   const Value a = eval(*e.items[0]);
   const Value b = eval(*e.items[1]);
-  if (op == "~") {
+  if (code == Op::kConcat) {
     std::string s = to_str(a);
     const std::string t = to_str(b);
     check_size(s.size() + t.size());
     charge_bytes(s.size() + t.size());
     return Value(s + t);
   }
-  if (a.is_undefined()) fail(a.as_undefined().hint);
-  if (b.is_undefined()) fail(b.as_undefined().hint);
+  if (a.is_undefined()) fail(a.as_undefined().message());
+  if (b.is_undefined()) fail(b.as_undefined().message());
   const bool ints = (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
   const bool nums = a.is_number() && b.is_number();
   int64_t r = 0;
-  if (op == "+") {
+  if (code == Op::kAdd) {
     if (ints) return overflowed(__builtin_add_overflow(int_of(a), int_of(b), &r)), Value(r);
     if (nums) return Value(a.to_double() + b.to_double());
     if (a.is_string() && b.is_string()) {
@@ -618,12 +629,12 @@ Value Renderer::eval_binary(const Expr& e) {
            std::string(a.type_name()));
     unsupported(op, a, b);
   }
-  if (op == "-") {
+  if (code == Op::kSub) {
     if (ints) return overflowed(__builtin_sub_overflow(int_of(a), int_of(b), &r)), Value(r);
     if (nums) return Value(a.to_double() - b.to_double());
     unsupported(op, a, b);
   }
-  if (op == "*") {
+  if (code == Op::kMul) {
     if (ints) return overflowed(__builtin_mul_overflow(int_of(a), int_of(b), &r)), Value(r);
     if (nums) return Value(a.to_double() * b.to_double());
     const Value* seq = a.is_string() || a.is_list() ? &a : b.is_string() || b.is_list() ? &b : nullptr;
@@ -646,13 +657,13 @@ Value Renderer::eval_binary(const Expr& e) {
     }
     unsupported(op, a, b);
   }
-  if (op == "/") {
+  if (code == Op::kDiv) {
     if (!nums) unsupported(op, a, b);
     if (b.to_double() == 0) fail("division by zero");
     return Value(a.to_double() / b.to_double());
   }
-  if (op == "//" || op == "%") {
-    if (op == "%" && a.is_string()) return Value(percent_format(*this, a.as_string(), b));
+  if (code == Op::kFloorDiv || code == Op::kMod) {
+    if (code == Op::kMod && a.is_string()) return Value(percent_format(*this, a.as_string(), b));
     if (!nums) unsupported(op, a, b);
     if (ints) {
       const int64_t x = int_of(a), y = int_of(b);
@@ -663,16 +674,16 @@ Value Renderer::eval_binary(const Expr& e) {
         --q;
         m += y;
       }
-      return Value(op == "//" ? q : m);
+      return Value(code == Op::kFloorDiv ? q : m);
     }
     const double x = a.to_double(), y = b.to_double();
-    if (y == 0) fail(op == "//" ? "float floor division by zero" : "float modulo");
-    if (op == "//") return Value(std::floor(x / y));
+    if (y == 0) fail(code == Op::kFloorDiv ? "float floor division by zero" : "float modulo");
+    if (code == Op::kFloorDiv) return Value(std::floor(x / y));
     double m = std::fmod(x, y);
     if (m != 0 && ((m < 0) != (y < 0))) m += y;
     return Value(m);
   }
-  if (op == "**") {
+  if (code == Op::kPow) {
     if (!nums) unsupported(op, a, b);
     if (ints && int_of(b) >= 0) {
       int64_t base = int_of(a), exp = int_of(b), result = 1;
@@ -694,7 +705,7 @@ namespace {
 bool contains(const Value& container, const Value& item) {
   switch (container.kind()) {
     case Value::Kind::kString:
-      if (item.is_undefined()) fail(item.as_undefined().hint);
+      if (item.is_undefined()) fail(item.as_undefined().message());
       if (!item.is_string())
         fail("'in <string>' requires string as left operand, not " + std::string(item.type_name()));
       return container.as_string().find(item.as_string()) != std::string::npos;
@@ -716,26 +727,18 @@ Value Renderer::eval_compare(const Expr& e) {
   Value left = eval(*e.items[0]);
   for (std::size_t i = 0; i < e.ops.size(); ++i) {
     Value right = eval(*e.items[i + 1]);
-    const std::string& op = e.ops[i];
     charge(left);
     charge(right);
     bool ok = false;
-    if (op == "==") {
-      ok = equal(left, right);
-    } else if (op == "!=") {
-      ok = !equal(left, right);
-    } else if (op == "<") {
-      ok = less(left, right, op);
-    } else if (op == ">") {
-      ok = less(right, left, op);
-    } else if (op == "<=") {
-      ok = !less(right, left, op);
-    } else if (op == ">=") {
-      ok = !less(left, right, op);
-    } else if (op == "in") {
-      ok = contains(right, left);
-    } else {
-      ok = !contains(right, left);
+    switch (e.ops[i]) {
+      case Op::kEq: ok = equal(left, right); break;
+      case Op::kNe: ok = !equal(left, right); break;
+      case Op::kLt: ok = less(left, right, "<"); break;
+      case Op::kGt: ok = less(right, left, ">"); break;
+      case Op::kLe: ok = !less(right, left, "<="); break;
+      case Op::kGe: ok = !less(left, right, ">="); break;
+      case Op::kIn: ok = contains(right, left); break;
+      default: ok = !contains(right, left); break;
     }
     if (!ok) return Value(false);
     left = std::move(right);

@@ -9,6 +9,23 @@
 
 namespace kvgate::jinja {
 
+std::string Undefined::message() const {
+  std::string m;
+  switch (form) {
+    case Form::kName:
+      m.append("'").append(text).append("' is undefined");
+      return m;
+    case Form::kAttribute:
+      m.append("'").append(owner).append("' has no attribute '").append(text).append("'");
+      return m;
+    case Form::kElement:
+      m.append(owner).append(" has no element ").append(text);
+      return m;
+    case Form::kHint: break;
+  }
+  return text;
+}
+
 const Value* DictData::find(std::string_view key) const {
   for (const auto& [k, v] : items)
     if (k == key) return &v;
@@ -157,7 +174,7 @@ bool less(const Value& a, const Value& b, std::string_view op) {
   }
   if (a.is_undefined() || b.is_undefined()) {
     const Value& u = a.is_undefined() ? a : b;
-    fail(u.as_undefined().hint);
+    fail(u.as_undefined().message());
   }
   std::string msg = "'";
   msg.append(op);

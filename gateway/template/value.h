@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,11 +46,18 @@ class Callable {
   virtual std::string_view type_name() const { return "function"; }
 };
 
+// What a missing name, key or item evaluates to. Rendering it prints
+// nothing; using it raises message(): "'x' is undefined", "'dict object'
+// has no attribute 'y'", or a sandbox refusal. Templates test for missing
+// keys constantly (`m.tool_calls is defined`), so the message is written
+// only when raised.
 struct Undefined {
-  // What using it raises: "'x' is undefined", "'dict object' has no
-  // attribute 'y'", or a sandbox refusal. Rendering it prints nothing.
-  std::string hint;
-  bool security = false;  // a sandbox refusal, not a missing name
+  enum class Form : uint8_t { kHint, kName, kAttribute, kElement };
+  Form form = Form::kHint;
+  bool security = false;   // a sandbox refusal, not a missing name
+  std::string text;        // the hint, the name, the attribute, or the element's repr
+  std::string_view owner;  // kAttribute, kElement: "dict object", "None", ... (static text)
+  std::string message() const;
 };
 
 // Lists and dicts nest at most this deep, so that printing, comparing and
@@ -85,7 +93,12 @@ class Value {
   Value() : v_(Undefined{}) {}
   static Value undefined(std::string hint, bool security = false) {
     Value v;
-    v.v_ = Undefined{std::move(hint), security};
+    v.v_ = Undefined{Undefined::Form::kHint, security, std::move(hint), {}};
+    return v;
+  }
+  static Value undefined(Undefined::Form form, std::string text, std::string_view owner = {}) {
+    Value v;
+    v.v_ = Undefined{form, false, std::move(text), owner};
     return v;
   }
   static Value none() { return Value(std::monostate{}); }
