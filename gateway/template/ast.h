@@ -91,6 +91,8 @@ struct Stmt {
   Body else_body;
   std::vector<MacroParam> params;
   bool recursive = false;
+  bool uses_varargs = false;  // a macro whose body names `varargs` takes extra positional arguments
+  bool uses_kwargs = false;   // ... `kwargs`, extra keyword arguments
 };
 
 }  // namespace kvgate::jinja

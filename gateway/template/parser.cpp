@@ -244,7 +244,7 @@ class Parser {
       return s;
     }
     s->kind = Stmt::Kind::kSetBlock;
-    if (!s->target.attribute.empty() || s->target.unpack) syntax("a block set assigns one name");
+    if (s->target.unpack) syntax("a block set assigns one name");
     if (is_op("|")) s->expr = parse_filters(nullptr);
     expect_block_end();
     s->bodies.push_back(subparse({"endset"}));
@@ -272,7 +272,9 @@ class Parser {
     s->text = expect_name();
     s->params = parse_params();
     expect_block_end();
+    macros_.push_back(s.get());
     s->bodies.push_back(subparse({"endmacro"}));
+    macros_.pop_back();
     expect_end_tag("endmacro");
     return s;
   }
@@ -475,6 +477,10 @@ class Parser {
         if (name == "true" || name == "True") return literal(Value(true), line);
         if (name == "false" || name == "False") return literal(Value(false), line);
         if (name == "none" || name == "None") return literal(Value::none(), line);
+        if (!macros_.empty()) {
+          if (name == "varargs") macros_.back()->uses_varargs = true;
+          if (name == "kwargs") macros_.back()->uses_kwargs = true;
+        }
         auto e = make_expr(Expr::Kind::kName, line);
         e->name = name;
         return e;
@@ -664,6 +670,7 @@ class Parser {
   }
 
   std::vector<Token> toks_;
+  std::vector<Stmt*> macros_;  // the macros being parsed, innermost last
   size_t pos_ = 0;
   int depth_ = 0;
 };

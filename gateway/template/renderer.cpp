@@ -61,6 +61,9 @@ class Macro : public Callable {
     auto scope = std::make_shared<Scope>();
     scope->parent = closure_;
     const auto& params = def_.params;
+    const std::string who = "macro '" + (def_.kind == Stmt::Kind::kMacro ? def_.text : std::string("caller")) + "'";
+    if (args.positional.size() > params.size() && !def_.uses_varargs)
+      fail(who + " takes not more than " + std::to_string(params.size()) + " argument(s)");
     std::vector<Value> varargs;
     for (std::size_t i = 0; i < args.positional.size(); ++i) {
       if (i < params.size()) {
@@ -71,13 +74,19 @@ class Macro : public Callable {
     }
     std::vector<std::pair<std::string, Value>> kwargs;
     for (auto& [name, value] : args.keyword) {
-      bool matched = false;
-      for (const MacroParam& p : params)
-        if (p.name == name) matched = true;
-      if (matched || name == "caller") {
+      if (name == "caller") {
         scope->set(name, value);
-      } else {
+        continue;
+      }
+      bool is_param = false;
+      for (const MacroParam& p : params)
+        if (p.name == name) is_param = true;
+      if (is_param && !scope->find(name)) {
+        scope->set(name, value);
+      } else if (def_.uses_kwargs && !is_param) {
         kwargs.emplace_back(name, value);
+      } else {
+        fail(who + " takes no keyword argument '" + name + "'");
       }
     }
     // Defaults are evaluated in the macro's own scope, so a default can

@@ -90,6 +90,8 @@ TEST(JinjaLanguage, RendersAsJinja2) {
        "1(2,){'k': 3}"},
       {"{% set t %}  block  {% endset %}[{{ t }}]",
        "[  block  ]"},
+      {"{% set ns = namespace() %}{% set ns.x %}a{{ 1 }}{% endset %}{{ ns.x }}",
+       "a1"},
       {"{% filter upper %}shout{% endfilter %}",
        "SHOUT"},
       {"{{ [1, 'a', none, true, 1.5, {'k': 'v'}] }}|{{ 1.0 }}|{{ 1e16 }}|{{ 0.1 + 0.2 }}|{{ 7 // 2 }}|{{ -7 // 2 }}|{{ -7 % 3 }}|{{ 7 / 2 }}|{{ 2 ** 10 }}",
@@ -135,6 +137,10 @@ TEST(JinjaLanguage, RendersAsJinja2) {
 
 TEST(JinjaLanguage, FailsWithJinja2sMessage) {
   const std::vector<Case> cases = {
+      {"{% macro m(a) %}{{a}}{% endmacro %}{{ m(1, b=2) }}", "macro 'm' takes no keyword argument 'b'"},
+      {"{% macro m(a) %}{{a}}{% endmacro %}{{ m(1, 2) }}", "macro 'm' takes not more than 1 argument(s)"},
+      {"{% macro m(a) %}{{a}}{{ varargs }}{% endmacro %}{{ m(1, 2, b=3) }}", "macro 'm' takes no keyword argument 'b'"},
+      {"{% macro m(a) %}{{a}}{% endmacro %}{{ m(1, a=2) }}", "macro 'm' takes no keyword argument 'a'"},
       {"{{ d.missing.deeper }}", "'dict object' has no attribute 'missing'"},
       {"{{ msgs[0].content.nope() }}", "'str object' has no attribute 'nope'"},
       {"{{ raise_exception('custom refusal') }}", "custom refusal"},
