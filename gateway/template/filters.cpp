@@ -428,8 +428,9 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
       if (total.is_float() || v.is_float()) {
         total = Value(total.to_double() + v.to_double());
       } else {
+        auto as_integer = [](const Value& x) { return x.is_int() ? x.as_int() : static_cast<int64_t>(x.as_bool()); };
         int64_t s = 0;
-        if (__builtin_add_overflow(static_cast<int64_t>(total.to_double()), static_cast<int64_t>(v.to_double()), &s))
+        if (__builtin_add_overflow(as_integer(total), as_integer(v), &s))
           fail("integer overflow: the result does not fit in 64 bits");
         total = Value(s);
       }

@@ -72,6 +72,9 @@ class JsonWriter {
  private:
   void newline(int level) {
     if (!style_.indent) return;
+    if (out_.size() + static_cast<std::size_t>(level) * style_.indent->size() > max_)
+      throw TemplateError(TemplateError::Kind::kLimit,
+                          "the template built a text longer than " + std::to_string(max_) + " bytes");
     out_ += '\n';
     for (int i = 0; i < level; ++i) out_ += *style_.indent;
   }

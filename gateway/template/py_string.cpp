@@ -49,10 +49,9 @@ std::vector<std::size_t> slice_positions(std::size_t length, std::optional<int64
   const int64_t b = adjust(start, st < 0 ? n - 1 : 0);
   const int64_t e = adjust(stop, st < 0 ? -1 : n);
   std::vector<std::size_t> out;
-  if (st > 0) {
-    for (int64_t i = b; i < e; i += st) out.push_back(static_cast<std::size_t>(i));
-  } else {
-    for (int64_t i = b; i > e; i += st) out.push_back(static_cast<std::size_t>(i));
+  for (int64_t i = b; st > 0 ? i < e : i > e;) {
+    out.push_back(static_cast<std::size_t>(i));
+    if (__builtin_add_overflow(i, st, &i)) break;
   }
   return out;
 }
