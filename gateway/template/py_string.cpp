@@ -17,6 +17,39 @@ bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 
 
 bool is_py_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
 
+namespace {
+
+// Python's str.isspace() beyond ASCII, as UTF-8: U+0085, U+00A0, U+1680,
+// U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+bool is_wide_space(std::string_view cp) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(cp[i]); };
+  if (cp.size() == 2) return b(0) == 0xC2 && (b(1) == 0x85 || b(1) == 0xA0);
+  if (cp.size() != 3) return false;
+  if (b(0) == 0xE1) return b(1) == 0x9A && b(2) == 0x80;
+  if (b(0) == 0xE3) return b(1) == 0x80 && b(2) == 0x80;
+  if (b(0) != 0xE2) return false;
+  if (b(1) == 0x80) return b(2) <= 0x8A || b(2) == 0xA8 || b(2) == 0xA9 || b(2) == 0xAF;
+  return b(1) == 0x81 && b(2) == 0x9F;
+}
+
+// The byte length of the whitespace code point starting at s[i] (0: none).
+std::size_t space_at(std::string_view s, std::size_t i) {
+  if (is_py_space(s[i])) return 1;
+  const auto c = static_cast<unsigned char>(s[i]);
+  const std::size_t n = c >= 0xE0 && c < 0xF0 ? 3 : c >= 0xC0 && c < 0xE0 ? 2 : 0;
+  return n != 0 && i + n <= s.size() && is_wide_space(s.substr(i, n)) ? n : 0;
+}
+
+// The byte length of the whitespace code point ending at s[e - 1] (0: none).
+std::size_t space_before(std::string_view s, std::size_t e) {
+  if (is_py_space(s[e - 1])) return 1;
+  for (std::size_t n = 2; n <= 3 && n <= e; ++n)
+    if (is_wide_space(s.substr(e - n, n))) return n;
+  return 0;
+}
+
+}  // namespace
+
 std::vector<std::size_t> code_point_offsets(std::string_view s) {
   std::vector<std::size_t> offsets;
   offsets.reserve(s.size() + 1);
@@ -73,9 +106,9 @@ std::string str_strip(std::string_view s, const std::optional<std::string>& char
   if (!chars) {
     std::size_t b = 0, e = s.size();
     if (left)
-      while (b < e && is_py_space(s[b])) ++b;
+      for (std::size_t n; b < e && (n = space_at(s, b)) != 0;) b += n;
     if (right)
-      while (e > b && is_py_space(s[e - 1])) --e;
+      for (std::size_t n; e > b && (n = space_before(s, e)) != 0;) e -= n;
     return std::string(s.substr(b, e - b));
   }
   // Strip whole code points that occur in `chars`.
@@ -105,10 +138,10 @@ std::vector<std::string> str_split(std::string_view s, const std::optional<std::
     std::vector<std::pair<std::size_t, std::size_t>> words;
     std::size_t i = 0;
     while (i < s.size()) {
-      while (i < s.size() && is_py_space(s[i])) ++i;
+      for (std::size_t n; i < s.size() && (n = space_at(s, i)) != 0;) i += n;
       if (i == s.size()) break;
       std::size_t j = i;
-      while (j < s.size() && !is_py_space(s[j])) ++j;
+      while (j < s.size() && space_at(s, j) == 0) ++j;
       words.emplace_back(i, j);
       i = j;
     }
@@ -119,14 +152,10 @@ std::vector<std::string> str_split(std::string_view s, const std::optional<std::
     const std::size_t keep = static_cast<std::size_t>(maxsplit);
     if (!from_right) {
       for (std::size_t k = 0; k < keep; ++k) parts.emplace_back(s.substr(words[k].first, words[k].second - words[k].first));
-      std::string rest(s.substr(words[keep].first));
-      while (!rest.empty() && is_py_space(rest.back())) rest.pop_back();
-      parts.push_back(rest);
+      parts.emplace_back(s.substr(words[keep].first));  // the rest keeps its trailing whitespace, as in Python
     } else {
       const std::size_t first = words.size() - keep;
-      std::string rest(s.substr(0, words[first - 1].second));
-      while (!rest.empty() && is_py_space(rest.front())) rest.erase(0, 1);
-      parts.push_back(rest);
+      parts.emplace_back(s.substr(0, words[first - 1].second));
       for (std::size_t k = first; k < words.size(); ++k)
         parts.emplace_back(s.substr(words[k].first, words[k].second - words[k].first));
     }

@@ -92,6 +92,8 @@ TEST(JinjaLanguage, RendersAsJinja2) {
        "[  block  ]"},
       {"{% set ns = namespace() %}{% set ns.x %}a{{ 1 }}{% endset %}{{ ns.x }}",
        "a1"},
+      {"{{ '\\u00a0 x \\u3000\\x85' | trim }}|{{ '\\u00a0a\\u2003b'.split() }}|{{ 'a b  c '.split(none, 1) }}|{{ ' a b  c'.rsplit(none, 1) }}|{{ 'é\\u00a0'.strip() }}",
+       "x|['a', 'b']|['a', 'b  c ']|[' a b', 'c']|é"},
       {"{{ [1,2,3][2::9223372036854775807] }}|{{ [1,2,3][::-9223372036854775807] }}|{{ [9223372036854775806, 1] | sum }}",
        "[3]|[3]|9223372036854775807"},
       {"{% filter upper %}shout{% endfilter %}",
