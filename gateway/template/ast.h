@@ -77,6 +77,7 @@ struct Stmt {
     kMacro,     // macro name(params): body
     kCallBlock,  // call(params) expr: body (the body is the macro `caller`)
     kFilterBlock,  // filter f | g: body
+    kWith,      // with names[i] = conditions[i], ...: body, in a scope of its own
     kBreak,
     kContinue,
   };
@@ -86,7 +87,8 @@ struct Stmt {
   ExprPtr expr;      // output, for's iterable, set's value, call's call, filter chain, setblock's filters
   ExprPtr filter;    // for's `if` condition
   Target target;
-  std::vector<ExprPtr> conditions;
+  std::vector<std::string> names;  // kWith's
+  std::vector<ExprPtr> conditions;  // if's conditions; with's values
   std::vector<Body> bodies;  // if's branches; the body of everything else is bodies[0]
   Body else_body;
   std::vector<MacroParam> params;

@@ -168,6 +168,7 @@ class Parser {
     if (tag == "macro") return parse_macro(std::move(s));
     if (tag == "call") return parse_call_block(std::move(s));
     if (tag == "filter") return parse_filter_block(std::move(s));
+    if (tag == "with") return parse_with(std::move(s));
     if (tag == "break" || tag == "continue") {
       s->kind = tag == "break" ? Stmt::Kind::kBreak : Stmt::Kind::kContinue;
       expect_block_end();
@@ -297,6 +298,20 @@ class Parser {
     expect_block_end();
     s->bodies.push_back(subparse({"endfilter"}));
     expect_end_tag("endfilter");
+    return s;
+  }
+
+  StmtPtr parse_with(StmtPtr s) {
+    s->kind = Stmt::Kind::kWith;
+    while (peek().type != T::kBlockEnd) {
+      if (!s->names.empty()) expect_op(",");
+      s->names.push_back(expect_name());
+      expect_op("=");
+      s->conditions.push_back(parse_expression(true));
+    }
+    expect_block_end();
+    s->bodies.push_back(subparse({"endwith"}));
+    expect_end_tag("endwith");
     return s;
   }
 

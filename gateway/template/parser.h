@@ -4,7 +4,7 @@
 // postfix .attr [index] [a:b] (call), and | filter and `is` test chains.
 //
 // Tags: if/elif/else, for (unpacking, `if` filter, else, recursive), set
-// (also ns.attr and the block form), macro, call, filter, raw, break and
+// (also ns.attr and the block form), macro, call, filter, with, raw, break and
 // continue (Hugging Face loads the loopcontrols extension). Any other tag
 // (include, import, extends, block, `generation`) is refused as Jinja2
 // refuses a tag it does not know: a template is a string, with no files.

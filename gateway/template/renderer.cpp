@@ -324,6 +324,22 @@ Renderer::Flow Renderer::exec_stmt(const Stmt& s, std::string& out) {
       append(out, eval_filter(*s.expr, &v));
       return Flow::kNormal;
     }
+    case Stmt::Kind::kWith: {
+      // The values are evaluated in the enclosing scope, then bound in a new one.
+      auto inner = std::make_shared<Scope>();
+      inner->parent = scope_;
+      for (std::size_t i = 0; i < s.names.size(); ++i) inner->set(s.names[i], eval(*s.conditions[i]));
+      const std::shared_ptr<Scope> outer = std::exchange(scope_, std::move(inner));
+      Flow flow = Flow::kNormal;
+      try {
+        flow = exec(s.bodies[0], out);
+      } catch (...) {
+        scope_ = outer;
+        throw;
+      }
+      scope_ = outer;
+      return flow;
+    }
     case Stmt::Kind::kBreak: return Flow::kBreak;
     case Stmt::Kind::kContinue: return Flow::kContinue;
   }
