@@ -21,8 +21,28 @@ using Body = std::vector<StmtPtr>;
 
 // Operators, decided once when parsing.
 enum class Op : uint8_t {
-  kNone, kAnd, kOr, kNot, kNeg, kPos, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kConcat,
-  kEq, kNe, kLt, kLe, kGt, kGe, kIn, kNotIn,
+  kNone,
+  kAnd,
+  kOr,
+  kNot,
+  kNeg,
+  kPos,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kMod,
+  kPow,
+  kConcat,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kIn,
+  kNotIn,
 };
 
 struct Expr {
@@ -46,7 +66,7 @@ struct Expr {
   Kind kind;
   int line = 0;
   Value value;
-  std::string name;  // a name, an attribute, a filter or test, a unary/binary operator as written
+  std::string name;   // a name, an attribute, a filter or test, a unary/binary operator as written
   Op op = Op::kNone;  // kUnary's and kBinary's operator
   std::vector<ExprPtr> items;
   std::vector<std::pair<std::string, ExprPtr>> keywords;
@@ -68,16 +88,16 @@ struct MacroParam {
 
 struct Stmt {
   enum class Kind {
-    kText,      // text
-    kOutput,    // {{ expr }}
-    kIf,        // conditions[i] -> bodies[i]; a last extra body is the else
-    kFor,       // for target in expr [if filter] body [else else_body]
-    kSet,       // set target = expr
-    kSetBlock,  // set target | filters: body
-    kMacro,     // macro name(params): body
-    kCallBlock,  // call(params) expr: body (the body is the macro `caller`)
+    kText,         // text
+    kOutput,       // {{ expr }}
+    kIf,           // conditions[i] -> bodies[i]; a last extra body is the else
+    kFor,          // for target in expr [if filter] body [else else_body]
+    kSet,          // set target = expr
+    kSetBlock,     // set target | filters: body
+    kMacro,        // macro name(params): body
+    kCallBlock,    // call(params) expr: body (the body is the macro `caller`)
     kFilterBlock,  // filter f | g: body
-    kWith,      // with names[i] = conditions[i], ...: body, in a scope of its own
+    kWith,         // with names[i] = conditions[i], ...: body, in a scope of its own
     kBreak,
     kContinue,
   };
@@ -87,9 +107,9 @@ struct Stmt {
   ExprPtr expr;      // output, for's iterable, set's value, call's call, filter chain, setblock's filters
   ExprPtr filter;    // for's `if` condition
   Target target;
-  std::vector<std::string> names;  // kWith's
+  std::vector<std::string> names;   // kWith's
   std::vector<ExprPtr> conditions;  // if's conditions; with's values
-  std::vector<Body> bodies;  // if's branches; the body of everything else is bodies[0]
+  std::vector<Body> bodies;         // if's branches; the body of everything else is bodies[0]
   Body else_body;
   std::vector<MacroParam> params;
   bool recursive = false;

@@ -24,7 +24,8 @@ Value attribute_path(const Value& obj, const std::string& path) {
   while (true) {
     const std::size_t e = path.find('.', b);
     const std::string part = path.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     v = digits ? get_item(v, Value(static_cast<int64_t>(std::strtoll(part.c_str(), nullptr, 10))))
                : get_item(v, Value(part));
     if (e == std::string::npos) return v;
@@ -105,7 +106,10 @@ double py_round(double x, int64_t digits) {
 }
 
 std::string indent_text(std::string s, const Value& width, bool first, bool blank) {
-  const std::string pad = width.is_string() ? width.as_string() : std::string(static_cast<std::size_t>(std::max<int64_t>(0, width.is_int() ? width.as_int() : 4)), ' ');
+  const std::string pad =
+      width.is_string()
+          ? width.as_string()
+          : std::string(static_cast<std::size_t>(std::max<int64_t>(0, width.is_int() ? width.as_int() : 4)), ' ');
   s += "\n";  // Jinja2's own trick, so that splitlines keeps a final empty line
   const std::vector<std::string> lines = str_splitlines(s);
   std::string out;
@@ -314,9 +318,9 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
   }
   if (name == "first" || name == "last") {
     std::vector<Value> items = iterate(input);
-    if (name == "last" && input.is_list() && input.as_list().generator)
-      fail("'generator' object is not reversible");
-    if (items.empty()) return Value::undefined(std::string("No ") + (name == "first" ? "first" : "last") + " item, sequence was empty.");
+    if (name == "last" && input.is_list() && input.as_list().generator) fail("'generator' object is not reversible");
+    if (items.empty())
+      return Value::undefined(std::string("No ") + (name == "first" ? "first" : "last") + " item, sequence was empty.");
     return name == "first" ? items.front() : items.back();
   }
   if (name == "map") return map_items(r, input, args);
@@ -326,7 +330,8 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
   if (name == "rejectattr") return select_items(r, input, args, true, false);
   if (name == "sort") {
     BoundArgs a(fname, args, {"reverse", "case_sensitive", "attribute"});
-    return sorted(input, a.get(0) && truthy(*a.get(0)), a.get(1) && truthy(*a.get(1)), attribute_name(a.get(2), "sort"));
+    return sorted(input, a.get(0) && truthy(*a.get(0)), a.get(1) && truthy(*a.get(1)),
+                  attribute_name(a.get(2), "sort"));
   }
   if (name == "unique") {
     BoundArgs a(fname, args, {"case_sensitive", "attribute"});
@@ -374,7 +379,8 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
     const int64_t precision = a.get(0) && a.get(0)->is_int() ? a.get(0)->as_int() : 0;
     const std::string method = a.get(1) ? to_str(*a.get(1)) : "common";
     if (!input.is_number()) fail("type " + std::string(input.type_name()) + " doesn't define __round__ method");
-    if (!input.is_float() && method == "common") return Value(input.is_int() ? input.as_int() : int64_t{input.as_bool()});
+    if (!input.is_float() && method == "common")
+      return Value(input.is_int() ? input.as_int() : int64_t{input.as_bool()});
     const double scale = std::pow(10.0, static_cast<double>(precision));
     const double x = input.to_double();
     if (method == "floor") return Value(std::floor(x * scale) / scale);
@@ -388,8 +394,9 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
     const std::string text = to_str(input);
     const std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 2;
     const std::size_t pad = width.is_string() ? width.as_string().size()
-                            : width.is_int()  ? static_cast<std::size_t>(std::clamp<int64_t>(width.as_int(), 0, int64_t{1} << 40))
-                                              : 4;
+                            : width.is_int()
+                                ? static_cast<std::size_t>(std::clamp<int64_t>(width.as_int(), 0, int64_t{1} << 40))
+                                : 4;
     if (pad != 0) r.check_size(text.size() + std::min<std::size_t>(pad, std::size_t{1} << 40) * lines);
     std::string out = indent_text(text, width, a.get(1) && truthy(*a.get(1)), a.get(2) && truthy(*a.get(2)));
     r.check_size(out.size());
@@ -411,7 +418,8 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
     int64_t n = 0;
     bool in_word = false;
     for (char c : to_str(input)) {
-      const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+      const bool word =
+          std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
       if (word && !in_word) ++n;
       in_word = word;
     }
@@ -424,7 +432,8 @@ Value apply_filter(Renderer& r, std::string_view name, const Value& input, CallA
     for (const Value& item : iterate(input)) {
       const Value v = attribute.empty() ? item : attribute_path(item, attribute);
       if (!total.is_number() || !v.is_number())
-        fail("unsupported operand type(s) for +: '" + std::string(total.type_name()) + "' and '" + std::string(v.type_name()) + "'");
+        fail("unsupported operand type(s) for +: '" + std::string(total.type_name()) + "' and '" +
+             std::string(v.type_name()) + "'");
       if (total.is_float() || v.is_float()) {
         total = Value(total.to_double() + v.to_double());
       } else {

@@ -15,7 +15,7 @@ namespace kvgate::jinja {
 
 struct JsonStyle {
   bool ensure_ascii = false;
-  std::optional<std::string> indent;  // one level's indent; absent: one line
+  std::optional<std::string> indent;          // one level's indent; absent: one line
   std::optional<std::string> item_separator;  // default ", " (or "," when indenting)
   std::optional<std::string> key_separator;   // default ": "
   bool sort_keys = false;

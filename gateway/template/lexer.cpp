@@ -68,7 +68,8 @@ std::string unescape(std::string_view body) {
         size_t k = 0;
         for (; k < width && i + 1 + k < body.size() && hex_value(body[i + 1 + k]) >= 0; ++k)
           cp = cp * 16 + static_cast<uint32_t>(hex_value(body[i + 1 + k]));
-        if (k != width || cp > 0x10FFFF) throw TemplateError(TemplateError::Kind::kSyntax, "truncated \\" + std::string(1, c) + " escape in a string");
+        if (k != width || cp > 0x10FFFF)
+          throw TemplateError(TemplateError::Kind::kSyntax, "truncated \\" + std::string(1, c) + " escape in a string");
         append_utf8(out, cp);
         i += width;
         break;
@@ -209,9 +210,10 @@ class Lexer {
     const size_t n = src_.size();
     while (true) {
       while (p < n && is_space(src_[p])) ++p;
-      if (p >= n) syntax(block ? "unexpected end of template: the block tag is not closed"
-                               : "unexpected end of template: the variable tag is not closed",
-                         start);
+      if (p >= n)
+        syntax(block ? "unexpected end of template: the block tag is not closed"
+                     : "unexpected end of template: the variable tag is not closed",
+               start);
       if (depth == 0) {
         const char* closer = block ? "%}" : "}}";
         const char c0 = src_[p];

@@ -13,8 +13,8 @@ namespace kvgate::jinja {
 namespace {
 
 // Methods that would change a list or dict: the immutable sandbox refuses them.
-constexpr std::array<std::string_view, 8> kListMutators = {"append", "pop",     "insert", "extend",
-                                                            "remove", "sort",    "reverse", "clear"};
+constexpr std::array<std::string_view, 8> kListMutators = {"append", "pop",  "insert",  "extend",
+                                                           "remove", "sort", "reverse", "clear"};
 constexpr std::array<std::string_view, 5> kDictMutators = {"pop", "popitem", "setdefault", "update", "clear"};
 
 template <std::size_t N>
@@ -71,7 +71,8 @@ Value call_string_method(Renderer& r, const std::string& s, const std::string& n
   }
   if (name == "split" || name == "rsplit") {
     BoundArgs a(name, args, {"sep", "maxsplit"});
-    return string_list(str_split(s, optional_string(a.get(0), name), int_arg(a.get(1), -1, "maxsplit"), name == "rsplit"));
+    return string_list(
+        str_split(s, optional_string(a.get(0), name), int_arg(a.get(1), -1, "maxsplit"), name == "rsplit"));
   }
   if (name == "startswith" || name == "endswith") {
     BoundArgs a(name, args, {"prefix"});
@@ -84,7 +85,8 @@ Value call_string_method(Renderer& r, const std::string& s, const std::string& n
   if (name == "replace") {
     BoundArgs a(name, args, {"old", "new", "count"});
     check_replace_size(r, s, string_arg(a.get(0), name), string_arg(a.get(1), name));
-    std::string out = str_replace(s, string_arg(a.get(0), name), string_arg(a.get(1), name), int_arg(a.get(2), -1, "count"));
+    std::string out =
+        str_replace(s, string_arg(a.get(0), name), string_arg(a.get(1), name), int_arg(a.get(2), -1, "count"));
     r.check_size(out.size());
     return Value(std::move(out));
   }
@@ -120,7 +122,8 @@ Value call_string_method(Renderer& r, const std::string& s, const std::string& n
   }
   if (name == "splitlines") return string_list(str_splitlines(s));
   auto all_of = [&](auto pred) {
-    return Value(!s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)); }));
+    return Value(!s.empty() &&
+                 std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)); }));
   };
   if (name == "isdigit") return all_of([](unsigned char c) { return c >= '0' && c <= '9'; });
   if (name == "isspace") return all_of([](unsigned char c) { return is_py_space(static_cast<char>(c)); });
@@ -186,9 +189,9 @@ class BoundMethod : public Callable {
 };
 
 constexpr std::array<std::string_view, 22> kStringMethods = {
-    "strip",   "lstrip",     "rstrip",  "split",   "rsplit",  "startswith", "endswith", "upper",
-    "lower",   "title",      "capitalize", "replace", "find", "rfind",    "index",    "rindex",
-    "count",   "join",       "splitlines", "isdigit", "isspace", "isalpha"};
+    "strip", "lstrip", "rstrip",     "split",   "rsplit",  "startswith", "endswith", "upper",
+    "lower", "title",  "capitalize", "replace", "find",    "rfind",      "index",    "rindex",
+    "count", "join",   "splitlines", "isdigit", "isspace", "isalpha"};
 constexpr std::array<std::string_view, 4> kStringPredicates = {"isalnum", "islower", "isupper", "isspace"};
 
 }  // namespace
@@ -207,9 +210,8 @@ void check_replace_size(Renderer& r, std::string_view s, std::string_view old, s
 std::optional<Value> method_of(const Value& obj, const std::string& name) {
   auto bound = [&] { return Value(CallablePtr(std::make_shared<BoundMethod>(obj, name))); };
   auto unsafe = [&] {
-    return Value::undefined("access to attribute '" + name + "' of '" + std::string(obj.type_name()) +
-                                "' object is unsafe.",
-                            true);
+    return Value::undefined(
+        "access to attribute '" + name + "' of '" + std::string(obj.type_name()) + "' object is unsafe.", true);
   };
   if (obj.is_string()) {
     if (one_of(kStringMethods, name) || one_of(kStringPredicates, name)) return bound();
@@ -239,7 +241,8 @@ std::vector<Value> iterate(const Value& v) {
       const auto offsets = code_point_offsets(s);
       std::vector<Value> chars;
       chars.reserve(offsets.size());
-      for (std::size_t i = 0; i + 1 < offsets.size(); ++i) chars.emplace_back(s.substr(offsets[i], offsets[i + 1] - offsets[i]));
+      for (std::size_t i = 0; i + 1 < offsets.size(); ++i)
+        chars.emplace_back(s.substr(offsets[i], offsets[i + 1] - offsets[i]));
       return chars;
     }
     default: fail("'" + std::string(v.type_name()) + "' object is not iterable");

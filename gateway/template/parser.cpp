@@ -14,10 +14,10 @@ using T = Token::Type;
 
 Op op_of(std::string_view op) {
   static const std::pair<std::string_view, Op> kOps[] = {
-      {"and", Op::kAnd}, {"or", Op::kOr},    {"not", Op::kNot},       {"+", Op::kAdd},     {"-", Op::kSub},
-      {"*", Op::kMul},   {"/", Op::kDiv},    {"//", Op::kFloorDiv},   {"%", Op::kMod},     {"**", Op::kPow},
-      {"~", Op::kConcat}, {"==", Op::kEq},   {"!=", Op::kNe},         {"<", Op::kLt},      {"<=", Op::kLe},
-      {">", Op::kGt},    {">=", Op::kGe},    {"in", Op::kIn},         {"notin", Op::kNotIn}};
+      {"and", Op::kAnd},  {"or", Op::kOr}, {"not", Op::kNot},     {"+", Op::kAdd},      {"-", Op::kSub},
+      {"*", Op::kMul},    {"/", Op::kDiv}, {"//", Op::kFloorDiv}, {"%", Op::kMod},      {"**", Op::kPow},
+      {"~", Op::kConcat}, {"==", Op::kEq}, {"!=", Op::kNe},       {"<", Op::kLt},       {"<=", Op::kLe},
+      {">", Op::kGt},     {">=", Op::kGe}, {"in", Op::kIn},       {"notin", Op::kNotIn}};
   for (const auto& [text, o] : kOps)
     if (text == op) return o;
   return Op::kNone;
@@ -81,8 +81,7 @@ class Parser {
 
   [[noreturn]] void syntax(const std::string& what, bool name_token = true) const {
     const Token& t = peek();
-    if (!name_token)
-      throw TemplateError(TemplateError::Kind::kSyntax, what + " (line " + std::to_string(t.line) + ")");
+    if (!name_token) throw TemplateError(TemplateError::Kind::kSyntax, what + " (line " + std::to_string(t.line) + ")");
     std::string got;
     switch (t.type) {
       case T::kEnd: got = "end of template"; break;
@@ -93,13 +92,13 @@ class Parser {
       case T::kVarBegin: got = "'{{'"; break;
       default: got = "'" + t.text + "'";
     }
-    throw TemplateError(TemplateError::Kind::kSyntax,
-                        what + ", got " + got + " (line " + std::to_string(t.line) + ")");
+    throw TemplateError(TemplateError::Kind::kSyntax, what + ", got " + got + " (line " + std::to_string(t.line) + ")");
   }
 
   struct Nest {
     explicit Nest(Parser& p) : p_(p) {
-      if (++p_.depth_ > kMaxNesting) p_.syntax("the template nests deeper than " + std::to_string(kMaxNesting) + " levels");
+      if (++p_.depth_ > kMaxNesting)
+        p_.syntax("the template nests deeper than " + std::to_string(kMaxNesting) + " levels");
     }
     ~Nest() { --p_.depth_; }
     Parser& p_;
@@ -336,9 +335,7 @@ class Parser {
     return t == T::kVarEnd || t == T::kBlockEnd || t == T::kEnd || is_op(")") || is_op("]") || is_op("}");
   }
 
-  ExprPtr parse_expression(bool with_condition) {
-    return with_condition ? parse_condition() : parse_or();
-  }
+  ExprPtr parse_expression(bool with_condition) { return with_condition ? parse_condition() : parse_or(); }
 
   ExprPtr parse_condition() {
     ExprPtr value = parse_or();

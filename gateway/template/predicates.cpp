@@ -15,7 +15,8 @@ const Value& arg(const CallArgs& args, std::string_view test) {
 }
 
 bool contains_value(const Value& container, const Value& item) {
-  if (container.is_string()) return item.is_string() && container.as_string().find(item.as_string()) != std::string::npos;
+  if (container.is_string())
+    return item.is_string() && container.as_string().find(item.as_string()) != std::string::npos;
   if (container.is_dict()) return item.is_string() && container.as_dict().find(item.as_string());
   for (const Value& v : iterate(container))
     if (equal(v, item)) return true;
@@ -45,7 +46,8 @@ bool apply_test(Renderer&, std::string_view name, const Value& v, CallArgs& args
   if (name == "lower") return v.is_string() && str_lower(v.as_string()) == v.as_string();
   if (name == "upper") return v.is_string() && str_upper(v.as_string()) == v.as_string();
   if (name == "odd" || name == "even" || name == "divisibleby") {
-    if (!v.is_int() && !v.is_bool()) fail("the '" + std::string(name) + "' test needs an integer, not " + std::string(v.type_name()));
+    if (!v.is_int() && !v.is_bool())
+      fail("the '" + std::string(name) + "' test needs an integer, not " + std::string(v.type_name()));
     const int64_t x = v.is_int() ? v.as_int() : v.as_bool();
     if (name == "odd") return x % 2 != 0;
     if (name == "even") return x % 2 == 0;

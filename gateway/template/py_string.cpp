@@ -151,7 +151,8 @@ std::vector<std::string> str_split(std::string_view s, const std::optional<std::
     }
     const std::size_t keep = static_cast<std::size_t>(maxsplit);
     if (!from_right) {
-      for (std::size_t k = 0; k < keep; ++k) parts.emplace_back(s.substr(words[k].first, words[k].second - words[k].first));
+      for (std::size_t k = 0; k < keep; ++k)
+        parts.emplace_back(s.substr(words[k].first, words[k].second - words[k].first));
       parts.emplace_back(s.substr(words[keep].first));  // the rest keeps its trailing whitespace, as in Python
     } else {
       const std::size_t first = words.size() - keep;
@@ -197,8 +198,7 @@ std::string str_replace(std::string_view s, std::string_view old, std::string_vi
     return out;
   }
   std::size_t b = 0;
-  for (std::size_t p = s.find(old); p != std::string_view::npos && (count < 0 || done < count);
-       p = s.find(old, b)) {
+  for (std::size_t p = s.find(old); p != std::string_view::npos && (count < 0 || done < count); p = s.find(old, b)) {
     out.append(s.substr(b, p - b));
     out += replacement;
     b = p + old.size();

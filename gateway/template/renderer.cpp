@@ -61,9 +61,11 @@ class Macro : public Callable {
     auto scope = std::make_shared<Scope>();
     scope->parent = closure_;
     const auto& params = def_.params;
-    const std::string who = "macro '" + (def_.kind == Stmt::Kind::kMacro ? def_.text : std::string("caller")) + "'";
+    auto who = [this] {
+      return "macro '" + (def_.kind == Stmt::Kind::kMacro ? def_.text : std::string("caller")) + "'";
+    };
     if (args.positional.size() > params.size() && !def_.uses_varargs)
-      fail(who + " takes not more than " + std::to_string(params.size()) + " argument(s)");
+      fail(who() + " takes not more than " + std::to_string(params.size()) + " argument(s)");
     std::vector<Value> varargs;
     for (std::size_t i = 0; i < args.positional.size(); ++i) {
       if (i < params.size()) {
@@ -86,7 +88,7 @@ class Macro : public Callable {
       } else if (def_.uses_kwargs && !is_param) {
         kwargs.emplace_back(name, value);
       } else {
-        fail(who + " takes no keyword argument '" + name + "'");
+        fail(who() + " takes no keyword argument '" + name + "'");
       }
     }
     // Defaults are evaluated in the macro's own scope, so a default can
@@ -95,7 +97,7 @@ class Macro : public Callable {
       if (scope->find(p.name)) continue;
       scope->set(p.name, Value::undefined("parameter '" + p.name + "' was not provided"));
       if (p.default_value) {
-        Value v = eval_in(r, *p.default_value, scope);
+        Value v = r.eval_in_scope(*p.default_value, scope);
         scope->set(p.name, std::move(v));
       }
     }
@@ -106,8 +108,6 @@ class Macro : public Callable {
   std::string_view type_name() const override { return "Macro"; }
 
  private:
-  static Value eval_in(Renderer& r, const Expr& e, const std::shared_ptr<Scope>& scope);
-
   const Stmt& def_;
   const Body& body_;
   std::shared_ptr<Scope> closure_;
@@ -168,7 +168,8 @@ std::string percent_format(Renderer& r, const std::string& fmt, const Value& arg
       case 'r': out += to_repr(v); break;
       case 'd':
       case 'i':
-        if (!v.is_number()) fail("%" + std::string(1, c) + " format: a real number is required, not " + std::string(v.type_name()));
+        if (!v.is_number())
+          fail("%" + std::string(1, c) + " format: a real number is required, not " + std::string(v.type_name()));
         if (v.is_float() && !(std::fabs(v.as_float()) < 9.2e18)) fail("cannot convert float to an integer here");
         out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_float()) : int_of(v));
         break;
@@ -185,10 +186,6 @@ std::string percent_format(Renderer& r, const std::string& fmt, const Value& arg
   }
   if (next < items.size()) fail("not all arguments converted during string formatting");
   return out;
-}
-
-Value Macro::eval_in(Renderer& r, const Expr& e, const std::shared_ptr<Scope>& scope) {
-  return r.eval_in_scope(e, scope);
 }
 
 Renderer::DepthGuard::DepthGuard(Renderer& r) : r_(r) {
@@ -215,8 +212,7 @@ std::string Renderer::render(const Body& body) {
 }
 
 void Renderer::step() {
-  if (++steps_ > limits_.max_steps)
-    limit("the template ran more than " + std::to_string(limits_.max_steps) + " steps");
+  if (++steps_ > limits_.max_steps) limit("the template ran more than " + std::to_string(limits_.max_steps) + " steps");
 }
 
 void Renderer::charge_bytes(std::size_t bytes) {

@@ -6,9 +6,7 @@
 
 namespace kvgate::jinja {
 
-Template Template::compile(std::string_view source) {
-  return Template(std::make_shared<const Body>(parse(source)));
-}
+Template Template::compile(std::string_view source) { return Template(std::make_shared<const Body>(parse(source))); }
 
 namespace {
 

@@ -12,15 +12,11 @@ namespace kvgate::jinja {
 std::string Undefined::message() const {
   std::string m;
   switch (form) {
-    case Form::kName:
-      m.append("'").append(text).append("' is undefined");
-      return m;
+    case Form::kName: m.append("'").append(text).append("' is undefined"); return m;
     case Form::kAttribute:
       m.append("'").append(owner).append("' has no attribute '").append(text).append("'");
       return m;
-    case Form::kElement:
-      m.append(owner).append(" has no element ").append(text);
-      return m;
+    case Form::kElement: m.append(owner).append(" has no element ").append(text); return m;
     case Form::kHint: break;
   }
   return text;

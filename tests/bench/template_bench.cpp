@@ -57,10 +57,12 @@ int main(int argc, char** argv) {
   auto vocab = GgufFile::open(testing::shared_path("testdata/ggml-vocab-gpt-2.gguf"));
   auto tokenizer = Tokenizer::from_gguf(*vocab);
 
-  std::printf("| template | conversation | bytes | tokens | compile µs | render µs | tokenize µs | render / tokenize |\n");
+  std::printf(
+      "| template | conversation | bytes | tokens | compile µs | render µs | tokenize µs | render / tokenize |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
-  const char* templates[] = {"Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen3-0.6B",
-                             "mistralai-Mistral-Nemo-Instruct-2407", "deepseek-ai-DeepSeek-V3.1", "openai-gpt-oss-120b",
+  const char* templates[] = {"Qwen-Qwen2.5-7B-Instruct",  "meta-llama-Llama-3.1-8B-Instruct",
+                             "Qwen-Qwen3-0.6B",           "mistralai-Mistral-Nemo-Instruct-2407",
+                             "deepseek-ai-DeepSeek-V3.1", "openai-gpt-oss-120b",
                              "google-gemma-4-31B-it"};
   for (const char* name : templates) {
     const std::string source = testing::read_file(dir + "/jinja/" + name + ".jinja");
@@ -83,8 +85,8 @@ int main(int argc, char** argv) {
       const double render_us = micros_per_call([&] { t.render(context, options); }, 200);
       const size_t tokens = tokenizer->encode(text, {.add_bos = false}).size();
       const double warm_us = micros_per_call([&] { tokenizer->encode(text, {.add_bos = false}); }, 200);
-      std::printf("| %s | %s | %zu | %zu | %.0f | %.1f | %.1f | %.2f |\n", name, conv, text.size(), tokens,
-                  compile_us, render_us, warm_us, render_us / warm_us);
+      std::printf("| %s | %s | %zu | %zu | %.0f | %.1f | %.1f | %.2f |\n", name, conv, text.size(), tokens, compile_us,
+                  render_us, warm_us, render_us / warm_us);
     }
   }
   return 0;

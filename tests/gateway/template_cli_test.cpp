@@ -35,8 +35,8 @@ struct TemplateRun {
 };
 
 TemplateRun run_template_render(const std::string& args, bool want_stderr) {
-  const std::string cmd = std::string(KVGATE_BINARY) + " template render " + args +
-                          (want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
+  const std::string cmd =
+      std::string(KVGATE_BINARY) + " template render " + args + (want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
@@ -122,7 +122,8 @@ TEST(TemplateCli, RendersAModelsOwnTemplate) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("has no tokenizer.chat_template"), std::string::npos) << r.out;
 
-  w.set_string("tokenizer.chat_template", "{{ bos_token }}[{% for m in messages %}{{ m.content }}{% endfor %}]{{ eos_token }}");
+  w.set_string("tokenizer.chat_template",
+               "{{ bos_token }}[{% for m in messages %}{{ m.content }}{% endfor %}]{{ eos_token }}");
   const std::string with_template = dir.sub("templated.gguf");
   w.write(with_template);
   r = run_template_render("--model " + with_template + " --input " + input, false);

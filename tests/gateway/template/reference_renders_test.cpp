@@ -32,7 +32,8 @@ class ReferenceRenders : public ::testing::Test {
  protected:
   const Template* compiled(const std::string& file) {
     auto it = cache_.find(file);
-    if (it == cache_.end()) it = cache_.emplace(file, Template::compile(read_file(templates_dir() + "/jinja/" + file))).first;
+    if (it == cache_.end())
+      it = cache_.emplace(file, Template::compile(read_file(templates_dir() + "/jinja/" + file))).first;
     return &it->second;
   }
   std::map<std::string, Template> cache_;
