@@ -11,13 +11,13 @@ int main(int argc, char** argv) {
   kvgate::cli::add_generate(app);
   kvgate::cli::add_tokenize(app);
   kvgate::cli::add_info(app);
+  kvgate::cli::add_template(app);
   kvgate::cli::add_mkmodel(app);
   kvgate::cli::add_serve(app);
   kvgate::cli::add_route(app);
   kvgate::cli::add_bench_serve(app);
   kvgate::cli::add_sim(app);
   kvgate::cli::add_cache(app);
-  kvgate::cli::add_template(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
