@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kvgate::cli::add_generate(app);
   kvgate::cli::add_tokenize(app);
   kvgate::cli::add_info(app);
+  kvgate::cli::add_template(app);
   kvgate::cli::add_mkmodel(app);
   kvgate::cli::add_serve(app);
   kvgate::cli::add_route(app);

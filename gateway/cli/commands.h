@@ -15,5 +15,6 @@ void add_route(CLI::App& app);
 void add_bench_serve(CLI::App& app);
 void add_sim(CLI::App& app);
 void add_cache(CLI::App& app);
+void add_template(CLI::App& app);
 
 }  // namespace kvgate::cli

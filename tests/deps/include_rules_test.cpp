@@ -20,6 +20,8 @@
 //              two ends meet only in wire/
 //     json/    (typed reads of JSON fields, below openai/ and cluster/wire/)
 //              nothing of gateway/ outside it
+//     template/ (the Jinja interpreter, below openai/ and cli/) nothing of
+//              gateway/ outside it: a model's template sees only its context
 //     tools/   nothing of the server: only tools/, client/, cluster/route/,
 //              cache/, policies/ and base/error.h
 //   only gateway/cli/ (and gateway/main.cpp) includes gateway/cli/
@@ -82,6 +84,9 @@ std::optional<std::string> why_forbidden_in_gateway(const std::string& file, con
     return "gateway/cluster/wire/ is what both ends share: it uses nothing else of gateway/ but gateway/json/";
   if (starts_with(file, "gateway/json/") && starts_with(target, "gateway/") && !starts_with(target, "gateway/json/"))
     return "gateway/json/ sits below openai/ and cluster/wire/: it uses nothing else of gateway/";
+  if (starts_with(file, "gateway/template/") && starts_with(target, "gateway/") &&
+      !starts_with(target, "gateway/template/"))
+    return "gateway/template/ (the Jinja interpreter) uses nothing else of gateway/";
   if (starts_with(file, "gateway/cluster/route/") && !starts_with(target, "gateway/cluster/route/") &&
       !under(target, {"cache/", "policies/"}))
     return "gateway/cluster/route/ may use only cache/ and policies/";
