@@ -109,7 +109,7 @@ void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, fl
   // (81-114 against 67-116 GFLOP/s, two runs on Zen 5 with
   // KVGATE_NO_AVX512=1) and slower from 96.
   cpu::drive_tiles<kTileRows, kTileCols>(
-      w, r0, r1, x, n, y, /*tile_reads_q8=*/false, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[kTileRows][kTileCols]) {
+      w, r0, r1, x, n, y, /*tile_widens=*/false, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[kTileRows][kTileCols]) {
         tile_n<L>(nc, wr, xs, w.cols, out);
       });
 }

@@ -34,18 +34,21 @@ inline float hsum(__m512 v) { return hsum(_mm256_add_ps(_mm512_castps512_ps256(v
 // 16 weights of a row from column i (a multiple of 16), widened to f32; `m`
 // masks a row's tail. offset(i): where column i's bytes start in the row.
 struct LoadF32 {
+  static constexpr bool kWidens = false;  // block types reach it widened (tile_driver.h)
   static int64_t offset(int64_t i) { return i * 4; }
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, static_cast<const float*>(row) + i);
   }
 };
 struct LoadF16 {
+  static constexpr bool kWidens = false;
   static int64_t offset(int64_t i) { return i * 2; }
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
   }
 };
 struct LoadBF16 {
+  static constexpr bool kWidens = false;
   static int64_t offset(int64_t i) { return i * 2; }
   static __m512 load(const void* row, int64_t i, __mmask16 m) {
     const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
@@ -59,6 +62,7 @@ struct LoadBF16 {
 // are those of the rows widened into memory, bit for bit, with 53% of F16's
 // bytes read (34 per 32 weights) and nothing written.
 struct LoadQ8 {
+  static constexpr bool kWidens = true;
   static int64_t offset(int64_t i) { return i / kQ8_0Block * static_cast<int64_t>(sizeof(BlockQ8_0)) + i % kQ8_0Block; }
   static __m512 load(const void* row, int64_t i, __mmask16) {
     const BlockQ8_0& b = static_cast<const BlockQ8_0*>(row)[i / kQ8_0Block];
@@ -66,6 +70,36 @@ struct LoadQ8 {
     return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(_cvtsh_ss(b.scale_f16)));
   }
 };
+
+// The 4- and 5-bit 32-value types, widened in the register the same way:
+// the 16 values of half a block from its 16 bytes of nibbles (the low ones
+// for values 0-15, the high for 16-31), the fifth bits of Q5_0 and Q5_1
+// from the half's 16 bits of qh as a mask, then d * (q - zero), or
+// q * d + m fused as dequantize_row fuses it: its values, bit for bit.
+template <class Block, int kZero, bool kFifth, bool kOffset>
+struct LoadNibbles {
+  static constexpr bool kWidens = true;
+  static int64_t offset(int64_t i) { return i / kQBlock * static_cast<int64_t>(sizeof(Block)) + i % kQBlock / 2; }
+  static __m512 load(const void* row, int64_t i, __mmask16) {
+    const Block& b = static_cast<const Block*>(row)[i / kQBlock];
+    const bool high = i % kQBlock >= 16;
+    __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)));
+    if (high) q = _mm512_srli_epi32(q, 4);
+    q = _mm512_and_si512(q, _mm512_set1_epi32(0xF));
+    if constexpr (kFifth) {
+      uint32_t qh;
+      __builtin_memcpy(&qh, b.qh, 4);
+      q = _mm512_mask_or_epi32(q, static_cast<__mmask16>(qh >> (high ? 16 : 0)), q, _mm512_set1_epi32(0x10));
+    }
+    const __m512 d = _mm512_set1_ps(_cvtsh_ss(b.d));
+    if constexpr (kOffset) return _mm512_fmadd_ps(_mm512_cvtepi32_ps(q), d, _mm512_set1_ps(_cvtsh_ss(b.m)));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(q, _mm512_set1_epi32(kZero))), d);
+  }
+};
+using LoadQ4_0 = LoadNibbles<BlockQ4_0, 8, false, false>;
+using LoadQ4_1 = LoadNibbles<BlockQ4_1, 0, false, true>;
+using LoadQ5_0 = LoadNibbles<BlockQ5_0, 16, true, false>;
+using LoadQ5_1 = LoadNibbles<BlockQ5_1, 0, true, true>;
 
 template <class L, int R, int C>
 inline void step(const void* const* w, const float* const* x, int64_t i, __mmask16 m, __m512 (&acc)[R][C]) {
@@ -114,7 +148,7 @@ void tile_n(int nc, const void* const* w, const float* const* x, int64_t cols, f
 template <class L, int R>
 void rows(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   cpu::drive_tiles<R, kTileCols>(
-      w, r0, r1, x, n, y, /*tile_reads_q8=*/true, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
+      w, r0, r1, x, n, y, /*tile_widens=*/L::kWidens, [&](int nc, const void* const* wr, const float* const* xs, float (&out)[R][kTileCols]) {
         tile_n<L, R>(nc, wr, xs, w.cols, out);
       });
 }
@@ -205,10 +239,10 @@ void gemm_rows_avx512(const Matrix& w, int64_t r0, int64_t r1, const float* x, i
     case TensorType::F16: return rows_for<LoadF16>(w, r0, r1, x, n, y);
     case TensorType::BF16: return rows_for<LoadBF16>(w, r0, r1, x, n, y);
     case TensorType::Q8_0: return rows_for<LoadQ8>(w, r0, r1, x, n, y);
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
+    case TensorType::Q4_0: return rows_for<LoadQ4_0>(w, r0, r1, x, n, y);
+    case TensorType::Q4_1: return rows_for<LoadQ4_1>(w, r0, r1, x, n, y);
+    case TensorType::Q5_0: return rows_for<LoadQ5_0>(w, r0, r1, x, n, y);
+    case TensorType::Q5_1: return rows_for<LoadQ5_1>(w, r0, r1, x, n, y);
     case TensorType::Q4_K:
     case TensorType::Q5_K:
     case TensorType::Q6_K: return rows_for<LoadF32>(w, r0, r1, x, n, y);  // widened first (tile_driver.h)

@@ -1,7 +1,7 @@
 // The loop both builds of gemm_rows run around their register tile
 // (gemm_tile_avx2.cpp, gemm_tile_avx512.cpp): weight rows R at a time
 // (block-quantized rows widened first into a thread-local buffer where the
-// build's tile cannot widen them in its loads), the activation rows
+// build's tile does not widen them in its loads), the activation rows
 // split as evenly as tiles of at most C allow (9 rows are 5 + 4, not
 // 8 + 1), each tile's dot products stored into y.
 //
@@ -32,17 +32,17 @@ float* widen_scratch(int64_t floats);
 // weight rows pass over it; the other way round, every weight tile streamed
 // all n activation rows from L2 (96 KiB at 32 rows of 768). Block-quantized
 // rows are widened into a buffer first, once per weight tile, so for them
-// the weight tiles are the outer loop; but Q8_0 where `tile_reads_q8` (the
-// AVX-512 tile widens it in its loads), which is read in place like the
-// float types. One loop nest serves both
+// the weight tiles are the outer loop; but where `tile_widens` (the AVX-512
+// tile widens the 32-value types in its loads) they are read in place like
+// the float types. One loop nest serves both
 // orders: the tile must have a single call site, or GCC stops inlining it
 // and spills its accumulators (3x slower).
 template <int R, int C, class Tile>
-void drive_tiles(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y, bool tile_reads_q8,
+void drive_tiles(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y, bool tile_widens,
                  Tile tile) {
   const int64_t cols = w.cols;
   const int64_t tiles = (n + C - 1) / C, weight_tiles = (r1 - r0 + R - 1) / R;
-  const bool widen = is_block_quantized(w.type) && !(tile_reads_q8 && w.type == TensorType::Q8_0);
+  const bool widen = is_block_quantized(w.type) && !tile_widens;
   float* wide = widen ? widen_scratch(R * cols) : nullptr;
   const bool weights_outer = wide != nullptr;
   const int64_t outer = weights_outer ? weight_tiles : tiles, inner = weights_outer ? tiles : weight_tiles;

@@ -150,9 +150,10 @@ std::vector<server::Mount> mounts_of(admin::AdminApi& admin, admin::MetricsApi& 
 // behind the admin token (nullptr).
 std::unique_ptr<server::Server> start_metrics_listener(const config::ServerConfig& c, admin::MetricsApi& metrics_api,
                                                        const server::Server& http) {
+  const std::string api = "https://" + c.server.listen.host + ":" + std::to_string(*http.https_port());
+  say("dashboard on " + api + "/dashboard (an API key shows its tenant, the admin token every tenant)");
   if (c.metrics.listen.empty()) {
-    say("metrics on https://" + c.server.listen.host + ":" + std::to_string(*http.https_port()) +
-        "/metrics (admin token)");
+    say("metrics on " + api + "/metrics (admin token)");
     return nullptr;
   }
   const config::ListenAddress at = config::parse_listen_address(c.metrics.listen);

@@ -110,7 +110,8 @@ void announce_listener(const config::ServerConfig& c, const server::Server& http
   const std::string key = secrets.demo_key ? *secrets.demo_key : "$KVGATE_API_KEY";
   const std::string ca =
       http.certificate() && c.self_signed() ? "--cacert " + http.certificate()->cert_file.string() + " " : "";
-  say("try: curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
+  say(std::string(secrets.demo_key ? "try" : "try, with KVGATE_API_KEY set to an API key (the demo tenant's was shown at first start)") +
+      ": curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
       "\" -H 'Content-Type: application/json' -d '{\"model\":\"" + model_id +
       "\",\"prompt\":\"Once upon a time\",\"max_tokens\":32}'");
 }

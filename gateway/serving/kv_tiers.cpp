@@ -81,7 +81,7 @@ std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& ide
   if (t.disk) {
     const cache::TierStats s = t.disk->stats();
     line("disk", s, t.disk->policy_name(),
-         ", " + std::to_string(s.blocks) + " blocks found" +
+         ", " + std::to_string(s.blocks) + (s.blocks == 1 ? " block" : " blocks") + " found" +
              (s.foreign > 0 ? ", " + std::to_string(s.foreign) +
                                   " of another model or KV layout ignored (kvgate cache purge removes them)"
                             : "") +

@@ -56,6 +56,32 @@ json::array tiers_of(const json::object& o) {
   return json::array{device};
 }
 
+// The tiers below the device pool (GET /admin/cache/tiers): capacity, use,
+// traffic and the records found corrupt, per tier.
+void print_lower_tiers(const json::array& tiers) {
+  Table t({"TIER", "BLOCKS", "USED_BYTES", "CAPACITY_BYTES", "IN_USE", "STORED", "EVICTED", "REFUSED", "HITS",
+           "MISSES", "FAULTS", "WRITE_ERRORS"});
+  for (const json::value& e : tiers) {
+    const json::object& r = e.as_object();
+    int64_t faults = 0;
+    if (const json::value* f = r.if_contains("faults"); f && f->is_object())
+      for (const auto& m : f->as_object()) faults += m.value().is_int64() ? m.value().as_int64() : 0;
+    t.add({cell(r, "tier"), cell(r, "blocks"), cell(r, "used_bytes"), cell(r, "capacity_bytes"),
+           cell(r, "blocks_in_use"), cell(r, "stored"), cell(r, "evicted"), cell(r, "refused"), cell(r, "hits"),
+           cell(r, "misses"), std::to_string(faults), cell(r, "write_errors")});
+  }
+  t.print(std::cout);
+}
+
+void add_tiers(CLI::App& g, Context& ctx) {
+  CLI::App* c = g.add_subcommand("tiers", "the KV tiers below the device pool: host memory, disk, Redis");
+  c->callback([&ctx] {
+    const json::value v = ctx.admin().get("/admin/cache/tiers");
+    if (ctx.json()) return print_json(std::cout, v);
+    print_lower_tiers(array_at(v.as_object(), "tiers"));
+  });
+}
+
 void add_stats(CLI::App& g, Context& ctx) {
   struct Args {
     std::string tenant, tier;
@@ -78,6 +104,8 @@ void add_stats(CLI::App& g, Context& ctx) {
       o["tenants"] = std::move(kept);
     }
     if (!a->tier.empty()) {
+      // The device's row is GET /admin/cache's; host, disk and Redis rows
+      // are GET /admin/cache/tiers', printed as `cache tiers` prints them.
       json::array kept;
       std::string names;
       for (const json::value& e : tiers) {
@@ -85,7 +113,18 @@ void add_stats(CLI::App& g, Context& ctx) {
         names += (names.empty() ? "" : ", ") + name;
         if (name == a->tier) kept.push_back(e);
       }
-      if (kept.empty()) throw refused("the server has no cache tier '" + a->tier + "' (it has: " + names + ")");
+      if (kept.empty()) {
+        const json::value lower = ctx.admin().get("/admin/cache/tiers");
+        json::array rows;
+        for (const json::value& e : array_at(lower.as_object(), "tiers")) {
+          const std::string name = cell(e.as_object(), "tier");
+          names += ", " + name;
+          if (name == a->tier) rows.push_back(e);
+        }
+        if (rows.empty()) throw refused("the server has no cache tier '" + a->tier + "' (it has: " + names + ")");
+        if (ctx.json()) return print_json(std::cout, json::value{{"tiers", rows}});
+        return print_lower_tiers(rows);
+      }
       tiers = std::move(kept);
       if (o.contains("tiers")) o["tiers"] = tiers;
     }
@@ -110,28 +149,6 @@ void add_stats(CLI::App& g, Context& ctx) {
              cell(r, "blocks_pinned"), cell(r, "blocks_stored"), cell(r, "evictions")});
     }
     u.print(std::cout);
-  });
-}
-
-// The tiers below the device pool (GET /admin/cache/tiers): capacity, use,
-// traffic and the records found corrupt, per tier.
-void add_tiers(CLI::App& g, Context& ctx) {
-  CLI::App* c = g.add_subcommand("tiers", "the KV tiers below the device pool: host memory, disk, Redis");
-  c->callback([&ctx] {
-    const json::value v = ctx.admin().get("/admin/cache/tiers");
-    if (ctx.json()) return print_json(std::cout, v);
-    Table t({"TIER", "BLOCKS", "USED_BYTES", "CAPACITY_BYTES", "IN_USE", "STORED", "EVICTED", "REFUSED", "HITS",
-             "MISSES", "FAULTS", "WRITE_ERRORS"});
-    for (const json::value& e : array_at(v.as_object(), "tiers")) {
-      const json::object& r = e.as_object();
-      int64_t faults = 0;
-      if (const json::value* f = r.if_contains("faults"); f && f->is_object())
-        for (const auto& m : f->as_object()) faults += m.value().is_int64() ? m.value().as_int64() : 0;
-      t.add({cell(r, "tier"), cell(r, "blocks"), cell(r, "used_bytes"), cell(r, "capacity_bytes"),
-             cell(r, "blocks_in_use"), cell(r, "stored"), cell(r, "evicted"), cell(r, "refused"), cell(r, "hits"),
-             cell(r, "misses"), std::to_string(faults), cell(r, "write_errors")});
-    }
-    t.print(std::cout);
   });
 }
 

@@ -124,7 +124,12 @@ test('a device pool too small for the traffic serves repeats from host and disk,
 
 test('after kill -9 the restarted server finds its disk tier warm', async () => {
   const server = await start();
-  assert.ok(server.lines.some((l) => /KV disk tier: .* (\d+) blocks found/.test(l)), server.lines.join('\n'));
+  // "1 block", "2 blocks": the count and the noun agree.
+  const found = server.lines.map((l) => l.match(/KV disk tier: .* (\d+) (blocks?) found/)).find(Boolean);
+  assert.ok(found, server.lines.join('\n'));
+  assert.equal(found[2], found[1] === '1' ? 'block' : 'blocks');
+  // A second start has no key to show: the curl line says which to set.
+  assert.ok(server.lines.some((l) => /try, with KVGATE_API_KEY set to an API key .*: curl /.test(l)), server.lines.join('\n'));
   const client = clientFor(server, apiKey);
   let hitBlocks = 0;
   for (let i = 0; i < N; i++) {

@@ -339,6 +339,10 @@ test('cache tiers lists the tiers below the device; cache purge keeps this model
   }
   assert.ok(before.blocks > 0, JSON.stringify(before));
   assert.match(await ok(['cache', 'tiers']), /^host\s+\d+/m);
+  // stats --tier names any tier `cache tiers` lists (it read only the device's).
+  assert.match(await ok(['cache', 'stats', '--tier', 'host']), /^host\s+\d+/m);
+  assert.equal((await okJson(['cache', 'stats', '--tier', 'disk'])).tiers[0].tier, 'disk');
+  await fails(['cache', 'stats', '--tier', 'tape'], 1, /it has: device, host, disk/);
 
   const foreign = await okJson(['cache', 'purge']);
   assert.deepEqual(foreign, { purged_blocks: 0, all: false }, 'this model\'s blocks are not foreign');

@@ -249,6 +249,8 @@ before(async () => {
     else await sleep(50);
   }
   assert.ok(listenerMetricsUrl, 'kvgate prints where its metrics listener is:\n' + listener.lines.join('\n'));
+  // ... and where its dashboard is, on the API listener.
+  assert.ok(api.lines.some((l) => /dashboard on https:\/\/127\.0\.0\.1:\d+\/dashboard /.test(l)), api.lines.join('\n'));
 
   const plans = await admin('PUT', '/admin/plans/prom', plan);
   assert.ok(plans.status === 200 || plans.status === 201, JSON.stringify(plans.json));

@@ -116,25 +116,28 @@ TEST(GemmTile, EveryTypeAndBatchMatchesTheReference) {
     }
 }
 
-// The AVX-512 tile widens Q8_0 in its loads: every product must be the one
-// of the rows dequantized to f32 first (as the AVX2 build does), bit for
-// bit: the same values, summed in the same order.
-TEST(GemmTile, Avx512Q8_0EqualsItsRowsWidenedFirstBitForBit) {
+// The AVX-512 tile widens the 32-value types in its loads: every product
+// must be the one of the rows dequantized to f32 first (as the AVX2 build
+// does), bit for bit: the same values, summed in the same order.
+TEST(GemmTile, Avx512WidensThe32ValueTypesAsTheirRowsWidenedFirstBitForBit) {
   if (!cpu_has_avx512()) GTEST_SKIP() << "no AVX-512";
-  const int64_t rows = 37, cols = 256;
-  const StoredMatrix q = make_matrix(TensorType::Q8_0, rows, cols, 21);
-  const Matrix widened{TensorType::F32, rows, cols, static_cast<size_t>(cols) * 4,
-                       reinterpret_cast<const std::byte*>(q.values.data())};
-  for (int64_t n : {2, 5, 8, 17}) {
-    const auto x = make_activations(n, cols, static_cast<uint32_t>(40 + n));
-    std::vector<float> got(static_cast<size_t>(n * rows)), want(got.size());
-    gemm_rows_avx512(q.m, 0, rows, x.data(), n, got.data());
-    gemm_rows_avx512(widened, 0, rows, x.data(), n, want.data());
-    int bad = 0;
-    for (size_t i = 0; i < got.size(); ++i)
-      if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && ++bad <= 3)
-        ADD_FAILURE() << "n=" << n << " y[" << i << "] = " << got[i] << ", widened first " << want[i];
-    EXPECT_EQ(bad, 0) << "n=" << n;
+  for (TensorType type : {TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1}) {
+    SCOPED_TRACE(name(type));
+    const int64_t rows = 37, cols = 256;
+    const StoredMatrix q = make_matrix(type, rows, cols, 21);
+    const Matrix widened{TensorType::F32, rows, cols, static_cast<size_t>(cols) * 4,
+                         reinterpret_cast<const std::byte*>(q.values.data())};
+    for (int64_t n : {2, 5, 8, 17}) {
+      const auto x = make_activations(n, cols, static_cast<uint32_t>(40 + n));
+      std::vector<float> got(static_cast<size_t>(n * rows)), want(got.size());
+      gemm_rows_avx512(q.m, 0, rows, x.data(), n, got.data());
+      gemm_rows_avx512(widened, 0, rows, x.data(), n, want.data());
+      int bad = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0 && ++bad <= 3)
+          ADD_FAILURE() << "n=" << n << " y[" << i << "] = " << got[i] << ", widened first " << want[i];
+      EXPECT_EQ(bad, 0) << "n=" << n;
+    }
   }
 }
 
