@@ -131,6 +131,13 @@ void AdminApi::set_policy(const Call& c) {
     tiers_.disk->set_policy(std::move(next));
     out = tier_json(tier, tiers_.disk->policy_name(), tiers_.disk->policy_params());
   }
+  // The config file is the policy's source of truth: a live change lasts
+  // until the server restarts, and the answer says so and where to keep it.
+  const char* key = tier == "device" ? "[model] eviction_policy (--eviction-policy)"
+                    : tier == "host" ? "[kv_tiers] host_policy (--kv-host-policy)"
+                                     : "[kv_tiers] disk_policy (--kv-disk-policy)";
+  out["until_restart"] = true;
+  out["note"] = std::string("in effect until the server restarts; to keep it, set ") + key + " in the config";
   serving::send_json(c.reply, 200, out);
 }
 

@@ -94,6 +94,8 @@ void add_policy(CLI::App& app, Context& ctx) {
                                           json::object{{"policy", s->policy}, {"params", params}});
     if (ctx.json()) return print_json(std::cout, v);
     print_tiers(json::array{v});
+    if (const json::value* note = v.as_object().if_contains("note"); note && note->is_string())
+      std::cout << note->as_string().c_str() << "\n";
   });
 }
 

@@ -128,8 +128,11 @@ test('after kill -9 the restarted server finds its disk tier warm', async () => 
   const found = server.lines.map((l) => l.match(/KV disk tier: .* (\d+) (blocks?) found/)).find(Boolean);
   assert.ok(found, server.lines.join('\n'));
   assert.equal(found[2], found[1] === '1' ? 'block' : 'blocks');
-  // A second start has no key to show: the curl line says which to set.
-  assert.ok(server.lines.some((l) => /try, with KVGATE_API_KEY set to an API key .*: curl /.test(l)), server.lines.join('\n'));
+  // A second start has no key to show: the curl line (printed after the
+  // listening line the start waits for) says which to set.
+  const hint = (l) => /try, with KVGATE_API_KEY set to an API key .*: curl /.test(l);
+  for (let i = 0; i < 100 && !server.lines.some(hint); ++i) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(server.lines.some(hint), server.lines.join('\n'));
   const client = clientFor(server, apiKey);
   let hitBlocks = 0;
   for (let i = 0; i < N; i++) {

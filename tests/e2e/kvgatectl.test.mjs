@@ -261,6 +261,9 @@ test('policy: show, set; the server and /metrics report the new policy', async (
   const params = Object.entries(target.params ?? {}).flatMap(([k, v]) => ['--param', `${k}=${v}`]);
   const set = await okJson(['policy', 'set', 'device', target.name, ...params]);
   assert.equal(set.policy, target.name);
+  // Lost at restart: the answer says so, and where to keep it.
+  assert.equal(set.until_restart, true);
+  assert.match(await ok(['policy', 'set', 'device', target.name, ...params]), /until the server restarts; to keep it, set \[model\] eviction_policy/);
   const direct = (await admin('GET', '/admin/policy')).json.tiers.find((t) => t.tier === 'device');
   assert.equal(direct.policy, target.name, 'GET /admin/policy reports it');
   for (const [k, v] of Object.entries(target.params ?? {})) assert.equal(direct.params[k], v);

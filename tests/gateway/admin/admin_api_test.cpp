@@ -153,6 +153,9 @@ TEST_F(AdminApiTest, EachMethodAndPathPatternReachesItsOwnHandler) {
       ok("PUT", "/admin/policy/device", json::serialize(json::object{{"policy", device.at("policy")}}));
   EXPECT_EQ(same.at("tier"), "device");
   EXPECT_EQ(same.at("policy"), device.at("policy"));
+  // A live change is lost at restart, and the answer says so and where to keep it.
+  EXPECT_EQ(same.at("until_restart"), true);
+  EXPECT_NE(json::value_to<std::string>(same.at("note")).find("[model] eviction_policy"), std::string::npos);
   const json::value evicted = ok("POST", base + "/cache/evict");
   EXPECT_EQ(evicted.at("tenant"), json::value(t));
   EXPECT_EQ(evicted.at("evicted_blocks"), 0);
