@@ -136,17 +136,9 @@ float* widen_scratch(int64_t floats) {
 
 void gemm_rows_avx2(const Matrix& w, int64_t r0, int64_t r1, const float* x, int64_t n, float* y) {
   switch (w.type) {
-    case TensorType::F32: return rows<LoadF32>(w, r0, r1, x, n, y);
     case TensorType::F16: return rows<LoadF16>(w, r0, r1, x, n, y);
     case TensorType::BF16: return rows<LoadBF16>(w, r0, r1, x, n, y);
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_0:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K: return rows<LoadF32>(w, r0, r1, x, n, y);  // widened first
+    default: return rows<LoadF32>(w, r0, r1, x, n, y);  // F32, and the block types widened first
   }
 }
 

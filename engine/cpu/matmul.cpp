@@ -185,25 +185,14 @@ int64_t many_rows_min(TensorType type) {
   // registers, so at 32 and 40 rows it is 9-13% faster than the panels for
   // Q8_0, which the panels widen into memory first).
   // Without AVX-512, sgemm overtook the AVX2 2x4 tile at 16 (Zen 4,
-  // KVGATE_NO_AVX512=1). Zen 4's half-rate AVX-512 has not been measured
-  // against the panels: its crossovers may differ.
+  // KVGATE_NO_AVX512=1; not measured again for the 3x4 tile that replaced
+  // it). Zen 4's half-rate AVX-512 has not been measured against the panels:
+  // its crossovers may differ. The other quantized types take Q8_0's 48
+  // unmeasured (the 32-value ones widen in the AVX-512 tile's registers as
+  // Q8_0 does; the k-quants into memory, as the panels do, so their
+  // crossover is likely earlier).
   if (!cpu_has_avx512()) return 16;
-  switch (type) {
-    case TensorType::F32: return 16;
-    case TensorType::F16:
-    case TensorType::BF16:
-    case TensorType::Q8_0: return 48;
-    // Not measured yet: these widen into memory in the tiles as the panels
-    // do, so the crossover is likely earlier.
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K: return 48;
-  }
-  return 48;
+  return type == TensorType::F32 ? 16 : 48;
 }
 
 }  // namespace kvgate

@@ -25,6 +25,7 @@ uint16_t f32_to_bf16(float f) {
 }
 
 void dequantize_row(TensorType type, const void* src, float* out, int64_t n) {
+  if (is_block_quantized(type)) return dequantize_blocks(type, src, out, n);
   switch (type) {
     case TensorType::F32:
       std::copy_n(static_cast<const float*>(src), n, out);
@@ -42,19 +43,13 @@ void dequantize_row(TensorType type, const void* src, float* out, int64_t n) {
       for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(b[i]);
       return;
     }
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_0:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K: return dequantize_blocks(type, src, out, n);
+    default: break;  // the block types, above
   }
   throw Error("dequantize_row: unsupported tensor type");
 }
 
 void quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
+  if (is_block_quantized(type)) return quantize_blocks(type, src, dst, n);
   switch (type) {
     case TensorType::F32:
       std::copy_n(src, n, static_cast<float*>(dst));
@@ -69,14 +64,7 @@ void quantize_row(TensorType type, const float* src, void* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) b[i] = f32_to_bf16(src[i]);
       return;
     }
-    case TensorType::Q4_0:
-    case TensorType::Q4_1:
-    case TensorType::Q5_0:
-    case TensorType::Q5_1:
-    case TensorType::Q8_0:
-    case TensorType::Q4_K:
-    case TensorType::Q5_K:
-    case TensorType::Q6_K: return quantize_blocks(type, src, dst, n);
+    default: break;  // the block types, above
   }
   throw Error("quantize_row: unsupported tensor type");
 }
