@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "engine/tokenizer/utf8.h"
 #include "gateway/template/template_error.h"
 
 namespace kvgate::jinja {
@@ -11,24 +12,6 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 int hex_value(char c) {
   if (is_digit(c)) return c - '0';
@@ -70,7 +53,7 @@ std::string unescape(std::string_view body) {
           cp = cp * 16 + static_cast<uint32_t>(hex_value(body[i + 1 + k]));
         if (k != width || cp > 0x10FFFF)
           throw TemplateError(TemplateError::Kind::kSyntax, "truncated \\" + std::string(1, c) + " escape in a string");
-        append_utf8(out, cp);
+        utf8_append(out, cp);
         i += width;
         break;
       }
@@ -80,7 +63,7 @@ std::string unescape(std::string_view body) {
           size_t k = 0;
           for (; k < 3 && i + k < body.size() && body[i + k] >= '0' && body[i + k] <= '7'; ++k)
             cp = cp * 8 + static_cast<uint32_t>(body[i + k] - '0');
-          append_utf8(out, cp);
+          utf8_append(out, cp);
           i += k - 1;
         } else {
           out += '\\';
