@@ -17,6 +17,7 @@
 #include "engine/model/tensor_type.h"
 #include "engine/weights_view.h"
 #include "kernels/block_values.h"
+#include "tests/kernels/block_type_dispatch.h"
 
 namespace kvgate {
 namespace {
@@ -56,23 +57,6 @@ TEST(BlockValues, F16IsTheHostsConversionForEveryBitPattern) {
       EXPECT_TRUE(std::isnan(got)) << std::hex << h;
     else
       EXPECT_EQ(bits(got), bits(want)) << std::hex << h;
-  }
-}
-
-// Calls f(integral_constant<WeightType, t>) for block type t.
-template <typename F>
-void with_codec(TensorType t, F&& f) {
-  using W = WeightType;
-  switch (t) {
-    case TensorType::Q4_0: return f(std::integral_constant<W, W::kQ4_0>{});
-    case TensorType::Q4_1: return f(std::integral_constant<W, W::kQ4_1>{});
-    case TensorType::Q5_0: return f(std::integral_constant<W, W::kQ5_0>{});
-    case TensorType::Q5_1: return f(std::integral_constant<W, W::kQ5_1>{});
-    case TensorType::Q8_0: return f(std::integral_constant<W, W::kQ8_0>{});
-    case TensorType::Q4_K: return f(std::integral_constant<W, W::kQ4_K>{});
-    case TensorType::Q5_K: return f(std::integral_constant<W, W::kQ5_K>{});
-    case TensorType::Q6_K: return f(std::integral_constant<W, W::kQ6_K>{});
-    default: FAIL() << name_of(t) << " is not a block type";
   }
 }
 
@@ -130,7 +114,7 @@ TEST_P(BlockValuesOf, EveryValueIsDequantizeRowsBitForBit) {
   const auto rows = test_rows(t, cols, n_rows, rng);
   const size_t row_bytes = dense_row_bytes(w, cols);
   std::vector<float> want(static_cast<size_t>(cols));
-  with_codec(t, [&](auto tc) {
+  cuda_testing::with_block_type(t, [&](auto tc) {
     constexpr WeightType T = decltype(tc)::value;
     using C = block_values::Codec<T>;
     for (int r = 0; r < n_rows; ++r) {

@@ -16,6 +16,7 @@
 #include "engine/model/float_convert.h"
 #include "engine/model/tensor_type.h"
 #include "kernels/quant_matvec_piece.h"
+#include "tests/kernels/block_type_dispatch.h"
 
 namespace kvgate {
 namespace {
@@ -55,22 +56,6 @@ std::vector<float> emulate_row(const unsigned char* row, const std::vector<float
   return y;
 }
 
-template <typename F>
-void with_type(TensorType t, F&& f) {
-  using W = WeightType;
-  switch (t) {
-    case TensorType::Q4_0: return f(std::integral_constant<W, W::kQ4_0>{});
-    case TensorType::Q4_1: return f(std::integral_constant<W, W::kQ4_1>{});
-    case TensorType::Q5_0: return f(std::integral_constant<W, W::kQ5_0>{});
-    case TensorType::Q5_1: return f(std::integral_constant<W, W::kQ5_1>{});
-    case TensorType::Q8_0: return f(std::integral_constant<W, W::kQ8_0>{});
-    case TensorType::Q4_K: return f(std::integral_constant<W, W::kQ4_K>{});
-    case TensorType::Q5_K: return f(std::integral_constant<W, W::kQ5_K>{});
-    case TensorType::Q6_K: return f(std::integral_constant<W, W::kQ6_K>{});
-    default: FAIL() << "not a block type";
-  }
-}
-
 class QuantMatvecEmulation : public ::testing::TestWithParam<TensorType> {};
 
 // One-hot activations: y is the weight at the hot column, exactly, so a
@@ -90,7 +75,7 @@ TEST_P(QuantMatvecEmulation, EveryWeightMeetsItsActivationOnce) {
     for (auto& e : v) e = nd(rng);
     quantize_row(type, v.data(), row.data(), cols);
     dequantize_row(type, row.data(), wide.data(), cols);
-    with_type(type, [&](auto tc) {
+    cuda_testing::with_block_type(type, [&](auto tc) {
       constexpr WeightType T = decltype(tc)::value;
       constexpr int N = 3;
       for (int64_t c = 0; c < cols; c += (c % 8 == 7 ? 57 : 1)) {  // every column of a piece, then skip ahead
