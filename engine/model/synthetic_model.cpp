@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
@@ -169,6 +171,67 @@ void validate(const SyntheticModelSpec& s) {
   require(!s.vocab_from.empty(), "vocab_from (a GGUF with tokenizer.ggml.* metadata) is required");
 }
 
+namespace {
+
+// A scalar array as items, which a writer may extend (a read file's are packed).
+GgufArray unpacked(const GgufArray& a) {
+  GgufArray out{a.elem_type, {}, {}};
+  out.items.reserve(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) out.items.push_back(a.at(i));
+  return out;
+}
+
+// The tokenizer: every tokenizer.* key (tokenizer.ggml.* and, where the
+// file has one, tokenizer.chat_template), copied as they are, then the
+// spec's additions. Returns the vocabulary's size.
+int64_t write_vocabulary(const SyntheticModelSpec& s, GgufWriter& w) {
+  auto vf = GgufFile::open(s.vocab_from);
+  const GgufValue* tokens_value = vf->find("tokenizer.ggml.tokens");
+  if (!tokens_value || tokens_value->type != GgufType::ARRAY || std::get<GgufArray>(tokens_value->v).empty())
+    throw Error("synthetic model: vocab_from " + s.vocab_from + " has no tokenizer.ggml.tokens");
+  for (const auto& [key, value] : vf->metadata())
+    if (key.starts_with("tokenizer.")) w.set(key, value);
+
+  GgufArray tokens = std::get<GgufArray>(tokens_value->v);
+  auto id_of = [&](std::string_view text) -> std::optional<int64_t> {
+    for (std::size_t i = 0; i < tokens.items.size(); ++i)
+      if (std::get<std::string>(tokens.items[i].v) == text) return static_cast<int64_t>(i);
+    return std::nullopt;
+  };
+  if (!s.control_tokens.empty()) {
+    const GgufValue* types_value = vf->find("tokenizer.ggml.token_type");
+    if (!types_value || types_value->type != GgufType::ARRAY)
+      throw Error("synthetic model: vocab_from " + s.vocab_from + " has no tokenizer.ggml.token_type to add to");
+    GgufArray types = unpacked(std::get<GgufArray>(types_value->v));
+    const GgufValue* scores_value = vf->find("tokenizer.ggml.scores");
+    std::optional<GgufArray> scores;
+    if (scores_value && scores_value->type == GgufType::ARRAY) scores = unpacked(std::get<GgufArray>(scores_value->v));
+    constexpr int64_t kControl = 3;  // llama.cpp's LLAMA_TOKEN_TYPE_CONTROL
+    for (const std::string& text : s.control_tokens) {
+      if (text.empty()) throw Error("synthetic model: a control token's text is empty");
+      if (id_of(text)) continue;
+      tokens.items.push_back(GgufValue{GgufType::STRING, text});
+      types.items.push_back(GgufValue{types.elem_type, kControl});
+      if (scores) scores->items.push_back(GgufValue{scores->elem_type, 0.0});
+    }
+    w.set("tokenizer.ggml.tokens", GgufValue{GgufType::ARRAY, tokens});
+    w.set("tokenizer.ggml.token_type", GgufValue{GgufType::ARRAY, std::move(types)});
+    if (scores) w.set("tokenizer.ggml.scores", GgufValue{GgufType::ARRAY, std::move(*scores)});
+  }
+  auto set_special = [&](const std::string& text, const char* key) {
+    if (text.empty()) return;
+    const std::optional<int64_t> id = id_of(text);
+    if (!id) throw Error("synthetic model: " + std::string(key) + ": no token \"" + text + "\" in the vocabulary");
+    w.set_u32(key, static_cast<uint32_t>(*id));
+  };
+  set_special(s.bos_token, "tokenizer.ggml.bos_token_id");
+  set_special(s.eos_token, "tokenizer.ggml.eos_token_id");
+  if (!s.chat_template.empty()) w.set_string("tokenizer.chat_template", s.chat_template);
+  return static_cast<int64_t>(tokens.size());
+}
+
+}  // namespace
+
 void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path) {
   validate(s);
   GgufWriter w;
@@ -215,18 +278,7 @@ void write_synthetic_model(const SyntheticModelSpec& s, const std::string& path)
     w.set_f32(a + "rope.scaling.factor", s.rope_linear_factor);
   }
 
-  // The tokenizer: every tokenizer.* key (tokenizer.ggml.* and, where the
-  // file has one, tokenizer.chat_template), copied as they are.
-  int64_t vocab = 0;
-  {
-    auto vf = GgufFile::open(s.vocab_from);
-    const GgufValue* tokens = vf->find("tokenizer.ggml.tokens");
-    if (!tokens || tokens->type != GgufType::ARRAY || std::get<GgufArray>(tokens->v).empty())
-      throw Error("synthetic model: vocab_from " + s.vocab_from + " has no tokenizer.ggml.tokens");
-    vocab = static_cast<int64_t>(std::get<GgufArray>(tokens->v).size());
-    for (const auto& [key, value] : vf->metadata())
-      if (key.starts_with("tokenizer.")) w.set(key, value);
-  }
+  const int64_t vocab = write_vocabulary(s, w);
   w.set_u32(a + "vocab_size", static_cast<uint32_t>(vocab));
 
   if (s.longrope_original_context > 0) {  // phi3's LongRoPE: two factor sets and the magnitude scale

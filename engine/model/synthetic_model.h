@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/model/tensor_type.h"
 
@@ -43,6 +44,12 @@ struct SyntheticModelSpec {
   bool k_quant_medium = false;        // with Q4_K or Q5_K: the _M mixture (quant_mix.h)
   uint64_t seed = 1;
   std::string vocab_from;  // a GGUF whose tokenizer.* metadata is copied (required)
+  // What a real model's converter adds to a borrowed vocabulary, so a test
+  // model can carry a real family's chat template and its markup tokens
+  // (Qwen's <|im_start|> on GPT-2's vocabulary, say):
+  std::string chat_template;                // non-empty: tokenizer.chat_template, replacing a copied one
+  std::vector<std::string> control_tokens;  // appended as control tokens (type 3) unless already in the vocabulary
+  std::string bos_token, eos_token;         // non-empty: tokenizer.ggml.{bos,eos}_token_id of the token with this text
 };
 
 // Throws kvgate::Error naming the field when the spec cannot make a model.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/file_text.h"
 #include "engine/model/quant_mix.h"
 #include "engine/model/synthetic_model.h"
 #include "gateway/cli/commands.h"
@@ -15,6 +16,7 @@ struct MkmodelOptions {
   SyntheticModelSpec spec;
   std::string type = "f32";
   std::string out;
+  std::string chat_template_file;
 };
 
 }  // namespace
@@ -50,7 +52,14 @@ void add_mkmodel(CLI::App& app) {
                   "mixtures q4_k_m and q5_k_m (llama-quantize's choice of type per tensor)")
       ->check([](const std::string& v) { return parse_file_type(v) ? std::string() : "unknown type " + v; })
       ->capture_default_str();
+  cmd->add_option("--chat-template", o->chat_template_file, "a Jinja file to write as tokenizer.chat_template");
+  cmd->add_option("--control-token", o->spec.control_tokens,
+                  "add a control token with this text to the vocabulary (repeatable), as a converter adds a "
+                  "family's markup tokens");
+  cmd->add_option("--bos-token", o->spec.bos_token, "make the token with this text the BOS");
+  cmd->add_option("--eos-token", o->spec.eos_token, "make the token with this text the EOS");
   cmd->callback([o] {
+    if (!o->chat_template_file.empty()) o->spec.chat_template = read_file_text(o->chat_template_file);
     if (o->spec.kv_heads == 0) o->spec.kv_heads = o->spec.heads;
     const FileType ft = *parse_file_type(o->type);
     o->spec.type = ft.base;

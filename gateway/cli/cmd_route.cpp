@@ -68,6 +68,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
   auto model = load_served_model(c);
   auto tokenizer = Tokenizer::from_gguf(model->file());
+  openai::ChatTemplate chat = openai::ChatTemplate::for_model(model->file(), c.model.chat_template);
   const ModelConfig& mc = model->config();
   // The replicas' cache identity, which the front's chains must share.
   KvLayout layout;
@@ -81,6 +82,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   kv.block_size = c.model.block_size;
   say("model " + c.served_model_name() + " (" + c.model.path + "), routing by blocks of " +
       std::to_string(kv.block_size) + " tokens, " + std::string(kv_type_name(layout.type)) + " K/V");
+  say("chat template: " + chat.origin());
 
   front::ReplicaSetOptions ro;
   ro.urls = replica_urls(c, replica_flags);
@@ -111,7 +113,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   const serving::KvTiers no_tiers;  // the replicas' own
   admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
   admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, secrets.admin);
-  const serving::HttpApi api(pipeline, tenancy, *tokenizer, openai::ChatTemplate::from_gguf(model->file()),
+  const serving::HttpApi api(pipeline, tenancy, *tokenizer, std::move(chat),
                              api_model(c, *model), routes_of(admin, metrics_api));
 
   std::optional<server::Server> http(std::in_place, server_options(c),

@@ -66,12 +66,14 @@ struct LoadedModel {
   std::shared_ptr<const Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Backend> backend;  // until the Engine takes it
+  std::optional<openai::ChatTemplate> chat;
 };
 
 LoadedModel load_model(const config::ServerConfig& c) {
   LoadedModel m;
   m.model = load_served_model(c);
   m.tokenizer = Tokenizer::from_gguf(m.model->file());
+  m.chat.emplace(openai::ChatTemplate::for_model(m.model->file(), c.model.chat_template));  // before the slow part
   const ModelConfig& mc = m.model->config();
   BackendOptions bo;
   bo.block_size = c.model.block_size;
@@ -84,6 +86,7 @@ LoadedModel load_model(const config::ServerConfig& c) {
       std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + "), weights " +
       summarize_weights(m.model->file()).text());
   say(capacity_line(*m.backend, mc));
+  say("chat template: " + m.chat->origin());
   return m;
 }
 
@@ -198,7 +201,7 @@ void serve(const config::ServerConfig& c) {
       replica_api(c, internal_token, engine, kv_identity, events.get());
   serving::ApiModel served = api_model(c, *m.model);
   served.replica_only = internal != nullptr;
-  const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, openai::ChatTemplate::from_gguf(m.model->file()),
+  const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, std::move(*m.chat),
                              std::move(served), mounts_of(admin, metrics_api, internal.get()));
 
   std::optional<server::Server> http(std::in_place, server_options(c),

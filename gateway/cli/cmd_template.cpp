@@ -5,15 +5,14 @@
 // undefined name, ...) exits 1 with the template's message.
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <iomanip>
-#include <iterator>
 #include <memory>
 #include <sstream>
 
 #include <boost/json.hpp>
 
 #include "base/error.h"
+#include "base/file_text.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/cli/commands.h"
@@ -29,12 +28,6 @@ struct TemplateOptions {
   std::string input;
   std::string now;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open");
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
 
 // --now "2026-07-26 12:00:00" (or just the date): the time strftime_now sees.
 std::tm parse_now(const std::string& text) {
@@ -59,19 +52,20 @@ void render(const TemplateOptions& o) {
   jinja::ChatContextDefaults defaults;
   if (!o.model.empty()) {
     const auto gguf = GgufFile::open(o.model);
-    const std::optional<std::string> t = gguf->optional_string("tokenizer.chat_template");
-    if (!t) throw Error(o.model + ": the model has no tokenizer.chat_template; give --template FILE");
-    source = *t;
+    if (o.template_file.empty()) {
+      const std::optional<std::string> t = gguf->optional_string("tokenizer.chat_template");
+      if (!t) throw Error(o.model + ": the model has no tokenizer.chat_template; give --template FILE");
+      source = *t;
+    }
     // The model's own BOS and EOS text, as Hugging Face passes them.
     const auto tokenizer = Tokenizer::from_gguf(*gguf);
     if (tokenizer->bos() >= 0) defaults.bos_token = std::string(tokenizer->piece(tokenizer->bos()));
     if (tokenizer->eos() >= 0) defaults.eos_token = std::string(tokenizer->piece(tokenizer->eos()));
-  } else {
-    source = read_text(o.template_file);
   }
+  if (!o.template_file.empty()) source = read_file_text(o.template_file);
   boost::json::value input;
   try {
-    input = boost::json::parse(read_text(o.input));
+    input = boost::json::parse(read_file_text(o.input));
   } catch (const boost::system::system_error& e) {
     throw Error(o.input + ": not JSON: " + e.what());
   }
@@ -101,8 +95,9 @@ void add_template(CLI::App& app) {
   auto o = std::make_shared<TemplateOptions>();
   CLI::App* r = cmd->add_subcommand("render", "Print the text a chat template renders for one conversation");
   auto* file = r->add_option("--template", o->template_file, "a Jinja chat template file");
-  auto* model = r->add_option("--model", o->model, "a GGUF whose tokenizer.chat_template to render");
-  file->excludes(model);
+  auto* model = r->add_option("--model", o->model,
+                              "a GGUF: its tokenizer.chat_template (unless --template is given, as `serve "
+                              "--chat-template` does) and its BOS and EOS texts");
   r->add_option("--input", o->input,
                 "one conversation as JSON: messages, optional tools, add_generation_prompt, bos_token, eos_token, "
                 "extra (more template variables, e.g. enable_thinking)")

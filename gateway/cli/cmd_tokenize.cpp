@@ -1,12 +1,11 @@
 // kvgate tokenize: text to token ids with a model's own vocabulary.
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include <boost/json.hpp>
 
 #include "base/error.h"
+#include "base/file_text.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/cli/commands.h"
@@ -23,18 +22,10 @@ struct TokenizeOptions {
   bool parse_special = false;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 void run(const TokenizeOptions& o) {
   auto gguf = GgufFile::open(o.model);
   auto tok = Tokenizer::from_gguf(*gguf);
-  const std::string text = o.file.empty() ? o.text : read_file(o.file);
+  const std::string text = o.file.empty() ? o.text : read_file_text(o.file);
   Tokens ids = tok->encode(text, {.add_bos = !o.no_bos, .parse_special = o.parse_special});
   if (o.json) {
     boost::json::array pieces;

@@ -135,6 +135,10 @@ constexpr Option kModelOptions[] = {
          0, 0, false}),
     bind<&C::model, &ModelSection::name>(
         {"model", "name", "model-name", K::kString, "model id clients send; empty = the file name without .gguf"}),
+    bind<&C::model, &ModelSection::chat_template>(
+        {"model", "chat_template", "chat-template", K::kString,
+         "a Jinja chat template file, for a GGUF with none or a broken one; empty = the model's "
+         "tokenizer.chat_template (kvgate's plain template when it has none)"}),
     bind<&C::model, &ModelSection::backend>(
         {"model", "backend", "backend", K::kChoice, "auto (CUDA when built and a device exists, else CPU), cpu or cuda",
          0, 0, true, kBackends}),

@@ -55,6 +55,32 @@ std::string parse_content(const FieldReader& m, ChatRole role) {
   return text;
 }
 
+// Fields kvgate does not honour yet, each of which changes the answer: a
+// 400 naming it beats an answer that silently ignored it.
+void refuse_unsupported(const FieldReader& body) {
+  auto refuse = [&](std::string_view key, std::string_view why) { throw invalid_value(body.path(key), why); };
+  if (const json::value* tools = body.find("tools"); tools && !(tools->is_array() && tools->get_array().empty()))
+    refuse("tools", "kvgate does not call tools yet; leave 'tools' out.");
+  if (const json::value* choice = body.find("tool_choice");
+      choice && !(choice->is_string() && choice->get_string() == "none"))
+    refuse("tool_choice", "kvgate does not call tools yet; send \"none\" or leave it out.");
+  if (body.find("functions")) refuse("functions", "kvgate does not call functions; leave it out.");
+  if (const json::value* call = body.find("function_call"); call && !(call->is_string() && call->get_string() == "none"))
+    refuse("function_call", "kvgate does not call functions; send \"none\" or leave it out.");
+  if (const json::value* format = body.find("response_format")) {
+    const json::object* o = format->if_object();
+    const json::value* type = o ? o->if_contains("type") : nullptr;
+    if (!type || !type->is_string() || type->get_string() != "text")
+      refuse("response_format", "kvgate does not constrain output to JSON yet; send {\"type\": \"text\"} or leave it out.");
+  }
+  if (const json::value* bias = body.find("logit_bias"); bias && !(bias->is_object() && bias->get_object().empty()))
+    refuse("logit_bias", "kvgate does not apply logit_bias; leave it out.");
+  if (body.find("chat_template"))
+    refuse("chat_template", "kvgate renders the model's own chat template; a request cannot send another.");
+  if (body.boolean("continue_final_message").value_or(false))
+    refuse("continue_final_message", "kvgate does not continue a final message; send false or leave it out.");
+}
+
 std::vector<ChatMessage> parse_messages(const FieldReader& body) {
   const json::value* v = body.find("messages");
   if (!v) throw missing_parameter("messages");
@@ -73,6 +99,8 @@ std::vector<ChatMessage> parse_messages(const FieldReader& body) {
     ChatMessage msg;
     msg.role = parse_role(m);
     msg.content = parse_content(m, msg.role);
+    if (const json::value* calls = m.find("tool_calls"); calls && !(calls->is_array() && calls->get_array().empty()))
+      throw invalid_value(m.path("tool_calls"), "kvgate does not call tools yet; leave 'tool_calls' out.");
     out.push_back(std::move(msg));
   }
   return out;
@@ -87,6 +115,12 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body_text) 
   r.model = body.required_string("model");
   r.messages = parse_messages(body);
   r.options = parse_generation_options(body, Endpoint::kChatCompletions);
+  refuse_unsupported(body);
+  r.add_generation_prompt = body.boolean("add_generation_prompt").value_or(true);
+  if (const json::value* kwargs = body.find("chat_template_kwargs")) {
+    if (!kwargs->is_object()) throw invalid_type("chat_template_kwargs", "an object", json_kind_name(*kwargs));
+    r.template_kwargs = kwargs->get_object();
+  }
   if (body.boolean("logprobs").value_or(false))
     throw invalid_value("logprobs", "kvgate does not return log probabilities; send false or leave it out.");
   if (body.find("top_logprobs"))

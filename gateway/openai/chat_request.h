@@ -2,15 +2,25 @@
 //
 // Accepted: model (required string), messages (required, non-empty array of
 // {role, content}), the shared generation fields (generation_options.h),
-// and logprobs only as false / top_logprobs only as null, since kvgate
-// returns no log probabilities. Unknown fields are ignored, as OpenAI does.
+// vLLM's chat_template_kwargs (an object of template variables) and
+// add_generation_prompt (default true), and logprobs only as false /
+// top_logprobs only as null, since kvgate returns no log probabilities.
+// Fields that would change the answer and that kvgate does not honour yet
+// are refused by name rather than ignored: tools and tool_choice (other
+// than "none"), functions and function_call, an assistant message's
+// tool_calls, response_format other than text, logit_bias, a request's own
+// chat_template, continue_final_message. Other unknown fields are ignored,
+// as OpenAI does.
 //
 // Pure; any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "gateway/openai/chat_message.h"
 #include "gateway/openai/generation_options.h"
@@ -21,6 +31,8 @@ struct ChatCompletionRequest {
   std::string model;
   std::vector<ChatMessage> messages;  // at least one
   GenerationOptions options;
+  bool add_generation_prompt = true;
+  std::optional<boost::json::object> template_kwargs;  // chat_template_kwargs
 };
 
 // Throws ApiError (400, naming the field) for anything not accepted above;

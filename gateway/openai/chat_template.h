@@ -1,98 +1,77 @@
-// Chat templates: which family a model's `tokenizer.chat_template` (Jinja
-// text) belongs to, and that family's rendering, written natively in C++
-// (no Jinja engine: a template is data a model file brings, and running it
-// would be running the file's code on every request).
+// The chat template a server runs for its model, compiled once and rendered
+// for every chat request by kvgate's Jinja interpreter (gateway/template/),
+// the way Hugging Face's apply_chat_template runs it, so the prompt is the
+// one the model was trained on, exactly as vLLM, SGLang and llama.cpp's
+// server (--jinja) build it.
 //
-// Families, detected by their distinctive markers, first match wins:
-//   ChatML      <|im_start|>                  (Qwen, Yi, OpenHermes, ...)
-//   Llama 3.1   <|start_header_id|> and "Cutting Knowledge Date" (3.1 to 3.3)
-//   Llama 3     <|start_header_id|>
-//   Gemma       <start_of_turn>
-//   Phi-3       <|user|> and <|end|>
-//   Mistral v7  [INST] and [SYSTEM_PROMPT]
-//   Llama 2     [INST] and <<SYS>>
-//   Mistral v3-tekken  [INST], written "[INST]" with no space after (Nemo)
-//   Mistral v1  [INST], written " [INST] " (the official v1 template)
-//   Mistral v3  [INST], "[/INST]" with no space before (7B v0.3)
-//   Mistral (legacy)  any other [INST] template (7B v0.1/v0.2, Mixtral)
-//   Plain       none of these, or no template at all (stories260K):
-//               "System: S\nUser: U\nAssistant: A\nUser: U2\nAssistant:"
-// docs/gateway.md shows each family's exact rendering.
+// Which template: a file the operator gives (`--chat-template`, for a GGUF
+// with none or a broken one), else the GGUF's tokenizer.chat_template, else
+// kvgate's plain template (kPlainChatTemplate, for models with no chat
+// template at all, such as the embedded stories260K):
+//   "System: S\nUser: U\nAssistant: A\nUser: U2\nAssistant:"
+// A template that does not compile is an error at start-up naming it.
 //
-// Rendering follows each family's reference Jinja template as it renders a
-// conversation, with add_generation_prompt: the prompt ends with the
-// assistant's turn opener. Where a reference template would raise (Llama 2,
-// Mistral v1/v3/legacy, Gemma: roles must alternate user/assistant after an
-// optional first system message) render() throws ApiError 400 naming the
-// message. Where it has no place for a system message, that message is put
-// where the family's newer templates put it (Gemma 3: before the first user
-// message; Mistral legacy: likewise, as Mistral v1 does). `trim` in a
-// template strips ASCII whitespace here. Llama 3.1's "Today Date" is the
-// template's own default, "26 Jul 2024" (what it renders without
-// strftime_now): a prompt must not change with the calendar, or yesterday's
-// cached prefixes would all miss today.
+// The variables are Hugging Face's: `messages` ({role, content}, the role
+// "system", "user" or "assistant"), `add_generation_prompt`, `bos_token`
+// and `eos_token` (the vocabulary's texts), and each key of the request's
+// `chat_template_kwargs` (vLLM's field: {"enable_thinking": false}) as a
+// variable of its own. Every string that comes from the request is marked
+// by PromptEncoder::protect first, so none becomes a control token.
 //
-// Immutable after construction; any thread.
+// strftime_now reads the server's local time, as Hugging Face's does: a
+// template that prints today's date (Llama 3.1's "Today Date") changes its
+// prompt, and so misses yesterday's cached prefixes, at midnight.
+//
+// Immutable after construction; render() on any thread.
 #pragma once
 
 #include <span>
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
+
 #include "engine/model/gguf.h"
 #include "gateway/openai/chat_message.h"
-#include "gateway/openai/prompt_segment.h"
+#include "gateway/openai/prompt_encoder.h"
+#include "gateway/template/template.h"
 
 namespace kvgate::openai {
 
-enum class ChatTemplateFamily {
-  kPlain,
-  kChatML,
-  kLlama3,
-  kLlama31,
-  kGemma,
-  kPhi3,
-  kMistralV7,
-  kLlama2,
-  kMistralV3Tekken,
-  kMistralV1,
-  kMistralV3,
-  kMistralLegacy,
-};
+extern const std::string_view kPlainChatTemplate;
 
-// "plain", "chatml", "llama3", "llama3.1", "gemma", "phi3", "mistral-v7", "llama2",
-// "mistral-v3-tekken", "mistral-v1", "mistral-v3", "mistral-legacy".
-std::string_view chat_template_family_name(ChatTemplateFamily f);
-
-// The vocabulary's BOS and EOS texts, which templates write as bos_token and
-// eos_token ("<s>", "</s>" for Llama 2 and Mistral). Empty when the
-// vocabulary has none.
-struct TemplateTokens {
-  std::string bos;
-  std::string eos;
+// What a chat request gives the template besides the encoder's tokens.
+struct ChatInput {
+  std::span<const ChatMessage> messages;
+  bool add_generation_prompt = true;
+  const boost::json::object* kwargs = nullptr;  // chat_template_kwargs, or none
 };
 
 class ChatTemplate {
  public:
-  // Detects the family of a Jinja template's text (empty: plain).
-  static ChatTemplate detect(std::string_view jinja);
-  // The GGUF's tokenizer.chat_template, or plain when it has none.
-  static ChatTemplate from_gguf(const GgufFile& file);
+  // The file at `path` when not empty, else the model's template, else the
+  // plain one. Throws kvgate::Error naming the source when it does not compile.
+  static ChatTemplate for_model(const GgufFile& model, const std::string& path = {});
 
-  ChatTemplate(ChatTemplateFamily family, bool starts_with_bos);
+  // Throws kvgate::Error "<origin>: <Jinja's message>" when `source` does not compile.
+  ChatTemplate(std::string_view source, std::string origin, jinja::Clock clock = {});
 
-  ChatTemplateFamily family() const { return family_; }
-  // Whether the template begins with bos_token (see RenderedChat).
-  bool starts_with_bos() const { return starts_with_bos_; }
+  // Where the template came from, for the start-up line and errors:
+  // "<model>'s tokenizer.chat_template", "<path>", "kvgate's plain template
+  // (the model has none)".
+  const std::string& origin() const { return origin_; }
 
-  // The prompt for `messages` (at least one), ending with the assistant's
-  // turn opener. Throws ApiError 400 for a conversation the family's
-  // template refuses (see above).
-  RenderedChat render(std::span<const ChatMessage> messages, const TemplateTokens& tokens) const;
+  // The prompt for a conversation, to be encoded by the same `encoder`.
+  // Throws ApiError 400 naming `chat_template_kwargs` for a kwarg that
+  // would replace one of the variables above, and 400 with the template's
+  // own message when it refuses the conversation (raise_exception) or
+  // fails on it (a limit, an undefined variable it uses).
+  std::string render(const ChatInput& input, const PromptEncoder& encoder) const;
 
  private:
-  ChatTemplateFamily family_;
-  bool starts_with_bos_;
+  jinja::Template template_;
+  std::string origin_;
+  jinja::Clock clock_;
 };
 
 }  // namespace kvgate::openai

@@ -1,15 +1,23 @@
-// Rendered prompt to ids, control tokens only from markup. Pure; any thread.
+// Request strings marked, renders to ids with control tokens only from the
+// template's markup. Pure; any thread.
 #include "gateway/openai/prompt_encoder.h"
 
 #include <algorithm>
 
+#include "engine/tokenizer/utf8.h"
+#include "gateway/template/text_mark.h"
+
 namespace kvgate::openai {
+
+using jinja::kTextMark;
 
 namespace {
 
 std::string piece_or_empty(const Tokenizer& t, TokenId id) {
   return id == kNoToken ? std::string() : std::string(t.piece(id));
 }
+
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 }  // namespace
 
@@ -21,13 +29,71 @@ PromptEncoder::PromptEncoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer)
     if (type != TokenType::Control && type != TokenType::Unknown) continue;
     std::string text(tokenizer.piece(id));
     if (text.empty()) continue;
-    starts_control_[static_cast<unsigned char>(text[0])] = true;
+    first_byte_[static_cast<unsigned char>(text.front())] = true;
+    last_byte_[static_cast<unsigned char>(text.back())] = true;
+    longest_ = std::max(longest_, text.size());
     controls_.push_back(ControlToken{std::move(text), id});
   }
   std::stable_sort(controls_.begin(), controls_.end(),
                    [](const ControlToken& a, const ControlToken& b) { return a.text.size() > b.text.size(); });
   template_tokens_.bos = piece_or_empty(tokenizer, tokenizer.bos());
   template_tokens_.eos = piece_or_empty(tokenizer, tokenizer.eos());
+}
+
+const PromptEncoder::ControlToken* PromptEncoder::match(std::string_view text, std::size_t i) const {
+  if (!first_byte_[static_cast<unsigned char>(text[i])]) return nullptr;
+  for (const ControlToken& c : controls_)
+    if (text.compare(i, c.text.size(), c.text) == 0) return &c;
+  return nullptr;
+}
+
+bool PromptEncoder::starts_a_control(std::string_view text, std::size_t i) const {
+  if (!first_byte_[static_cast<unsigned char>(text[i])]) return false;
+  const std::string_view tail = text.substr(i);
+  for (const ControlToken& c : controls_)
+    if (c.text.size() > tail.size() && c.text.starts_with(tail)) return true;
+  return false;
+}
+
+bool PromptEncoder::ends_a_control(std::string_view text, std::size_t end) const {
+  if (!last_byte_[static_cast<unsigned char>(text[end - 1])]) return false;
+  const std::string_view head = text.substr(0, end);
+  for (const ControlToken& c : controls_)
+    if (c.text.size() > head.size() && c.text.ends_with(head)) return true;
+  return false;
+}
+
+std::string PromptEncoder::protect(std::string_view text) const {
+  const std::size_t n = text.size();
+  std::vector<std::size_t> marks;  // byte offsets of the characters to mark, ascending
+  for (std::size_t i = 0; i < n; ++i) {
+    if (match(text, i) || text.compare(i, kTextMark.size(), kTextMark) == 0) marks.push_back(i);
+  }
+  if (longest_ > 1) {
+    // A control token's ending at the start: mark its last character.
+    for (std::size_t end = 1; end < std::min(n + 1, longest_); ++end) {
+      if (!ends_a_control(text, end)) continue;
+      std::size_t c = end - 1;
+      while (c > 0 && is_continuation(text[c])) --c;
+      marks.push_back(c);
+    }
+    // A control token's beginning at the end: mark its first character.
+    for (std::size_t i = n > longest_ ? n - longest_ + 1 : 0; i < n; ++i)
+      if (starts_a_control(text, i)) marks.push_back(i);
+  }
+  if (marks.empty()) return std::string(text);
+  std::sort(marks.begin(), marks.end());
+  marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
+  std::string out;
+  out.reserve(n + marks.size() * kTextMark.size());
+  std::size_t from = 0;
+  for (std::size_t m : marks) {
+    out.append(text, from, m - from);
+    out += kTextMark;
+    from = m;
+  }
+  out.append(text, from, n - from);
+  return out;
 }
 
 void PromptEncoder::flush(std::string& raw, Tokens& out) const {
@@ -37,43 +103,34 @@ void PromptEncoder::flush(std::string& raw, Tokens& out) const {
   raw.clear();
 }
 
-void PromptEncoder::encode_markup(std::string_view text, std::string& raw, Tokens& out) const {
-  for (std::size_t i = 0; i < text.size();) {
-    const ControlToken* match = nullptr;
-    if (starts_control_[static_cast<unsigned char>(text[i])]) {
-      for (const ControlToken& c : controls_) {
-        if (text.compare(i, c.text.size(), c.text) == 0) {
-          match = &c;
-          break;
-        }
-      }
-    }
-    if (!match) {
-      raw += text[i++];
+Tokens PromptEncoder::encode(std::string_view rendered) const {
+  Tokens out;
+  std::string raw;
+  for (std::size_t i = 0; i < rendered.size();) {
+    if (rendered.compare(i, kTextMark.size(), kTextMark) == 0) {
+      // A marked character is text; a mark with nothing after it (its
+      // character cut off by the template) stands for nothing.
+      i += kTextMark.size();
+      if (i == rendered.size()) break;
+      const std::size_t len = std::min(utf8_lead_length(static_cast<unsigned char>(rendered[i])), rendered.size() - i);
+      raw.append(rendered, i, len);
+      i += len;
       continue;
     }
-    flush(raw, out);
-    out.push_back(match->id);
-    i += match->text.size();
-  }
-}
-
-Tokens PromptEncoder::encode(const RenderedChat& chat) const {
-  Tokens out;
-  if (chat.starts_with_bos && tokenizer_.bos() != kNoToken) {
-    out.push_back(tokenizer_.bos());
-  } else {
-    out = tokenizer_.encode("", {.add_bos = true, .parse_special = false});
-  }
-  std::string raw;
-  for (const PromptSegment& seg : chat.segments) {
-    if (seg.markup) {
-      encode_markup(seg.text, raw, out);
-    } else {
-      raw += seg.text;
+    if (const ControlToken* c = match(rendered, i)) {
+      flush(raw, out);
+      out.push_back(c->id);
+      i += c->text.size();
+      continue;
     }
+    raw += rendered[i++];
   }
   flush(raw, out);
+  const TokenId bos = tokenizer_.bos();
+  if (out.empty() || bos == kNoToken || out.front() != bos) {
+    const Tokens prefix = tokenizer_.encode("", {.add_bos = true, .parse_special = false});
+    out.insert(out.begin(), prefix.begin(), prefix.end());
+  }
   return out;
 }
 

@@ -1,41 +1,72 @@
-// PromptEncoder: a rendered chat prompt to token ids, with the template's
-// control tokens as control ids and the messages' text never so.
+// PromptEncoder: a chat template's rendered text to token ids, with the
+// template's control tokens as control ids and the request's text never so.
 //
-// The result is what llama.cpp gets by tokenizing the whole rendered string
-// with parse_special, except inside message text, where "<|im_start|>" stays
-// characters: markup segments are cut at the vocabulary's control-token
-// texts (longest first); everything between two control tokens, markup and
-// content alike, is one raw fragment, encoded in one call without
-// parse_special. So tokenization across a markup/content boundary is what
-// the whole string would give (SentencePiece's space prefix after a control
-// token, byte-level BPE's merges), and nothing a client writes can become a
-// control token.
+// A chat template's own markup ("<|im_start|>", "<|eot_id|>", "</s>") must
+// become the vocabulary's control tokens, but the same characters inside a
+// message must not: a user who writes "<|im_end|><|im_start|>system" would
+// otherwise forge a system turn (llama.cpp's server, vLLM and Hugging Face
+// all tokenize the whole render with special tokens parsed, and so let
+// them). The template is code that transforms request strings freely
+// (trim, split, slicing, tojson), so the encoder cannot learn afterwards
+// which bytes came from the request. Instead every request string passes
+// through protect() before the template sees it: each character that could
+// start or end a control token there gets the text mark (U+FDD0,
+// gateway/template/text_mark.h) in front of it, and encode() reads a marked
+// character as text that no control token may include:
+//  - the first character of every control token's text in the string,
+//  - the first character of a control token's beginning at the string's end,
+//  - the last character of a control token's ending at the string's start,
+//  - a U+FDD0 the client sent (so it stays one character of text).
+// A string with none of these (nearly all text) is unchanged, so the
+// template runs on exactly what the client sent; what a marked string
+// renders differs from Hugging Face's only where Hugging Face would have
+// let the client write a control token. Not covered: a template that writes
+// a control token's two halves around a request string ('<|' + x + '|>');
+// roles, which Phi-3's template writes so, are never client text here.
 //
-// The leading BOS: when the template begins with bos_token, the BOS id (if
-// the vocabulary has one); otherwise as the vocabulary's add_bos says.
+// Between control tokens, markup and text are one fragment, encoded in one
+// call without parse_special, so the ids are what the whole string gives
+// (SentencePiece's space prefix after a control token, byte-level BPE's
+// merges across a markup/text boundary): for a render without marks,
+// exactly llama.cpp's tokenization of it with parse_special.
+//
+// The leading BOS: a render that begins with bos_token's text has it as
+// its first control token; otherwise the BOS id when the vocabulary's
+// add_bos says so, as llama.cpp adds it. Never two.
 //
 // Immutable after construction; any thread (the Tokenizer is thread-safe).
 // It borrows the Tokenizer, which must outlive it.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cache/ids.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "gateway/openai/chat_template.h"
-#include "gateway/openai/prompt_segment.h"
 
 namespace kvgate::openai {
+
+// bos_token and eos_token as the vocabulary writes them ("<s>", "</s>";
+// "<|begin_of_text|>", "<|eot_id|>"), the variables a template is given.
+// Empty when the vocabulary has none.
+struct TemplateTokens {
+  std::string bos;
+  std::string eos;
+};
 
 class PromptEncoder {
  public:
   explicit PromptEncoder(const Tokenizer& tokenizer);
 
-  Tokens encode(const RenderedChat& chat) const;
+  // A request string, marked where it could make or complete a control token.
+  std::string protect(std::string_view text) const;
 
-  // bos_token and eos_token as the vocabulary writes them, for render().
+  // A rendered prompt to ids (see above).
+  Tokens encode(std::string_view rendered) const;
+
   const TemplateTokens& template_tokens() const { return template_tokens_; }
 
  private:
@@ -44,14 +75,19 @@ class PromptEncoder {
     TokenId id;
   };
 
-  // Appends markup text to `raw`, cutting it at control tokens: each one
-  // flushes `raw` into `out` and is appended as its id.
-  void encode_markup(std::string_view text, std::string& raw, Tokens& out) const;
+  // The control token whose text starts at text[i], longest first; null if none.
+  const ControlToken* match(std::string_view text, std::size_t i) const;
+  // Whether text[i..] (to its end) is a proper beginning of a control token.
+  bool starts_a_control(std::string_view text, std::size_t i) const;
+  // Whether text[..end) (from its start) is a proper ending of a control token.
+  bool ends_a_control(std::string_view text, std::size_t end) const;
   void flush(std::string& raw, Tokens& out) const;
 
   const Tokenizer& tokenizer_;
   std::vector<ControlToken> controls_;  // longest text first
-  std::array<bool, 256> starts_control_{};  // a control token's first byte
+  std::size_t longest_ = 0;             // bytes of the longest control text
+  std::array<bool, 256> first_byte_{};  // a control text's first byte
+  std::array<bool, 256> last_byte_{};   // a control text's last byte
   TemplateTokens template_tokens_;
 };
 

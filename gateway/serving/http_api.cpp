@@ -12,6 +12,7 @@
 #include "gateway/openai/chat_request.h"
 #include "gateway/openai/completion_request.h"
 #include "gateway/openai/context_budget.h"
+#include "gateway/openai/json_body.h"
 #include "gateway/openai/model_list.h"
 #include "gateway/openai/response_meta.h"
 #include "gateway/serving/credentials.h"
@@ -58,7 +59,7 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
     : pipeline_(pipeline),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
-      chat_(chat),
+      chat_(std::move(chat)),
       encoder_(tokenizer),
       model_(std::move(model)),
       mounts_(std::move(mounts)) {}
@@ -96,6 +97,10 @@ void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) con
     only("GET");
     return usage(req, reply);
   }
+  if (path == "/tokenize") {
+    only("POST");
+    return tokenize(req, reply);
+  }
   throw openai::route_not_found(req.method, path);
 }
 
@@ -113,13 +118,30 @@ void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const 
             usage_json(who.tenant.id, period, tenancy_.ledger().usage(who.tenant.id, period.start_ns(), period.end_ns())));
 }
 
+// vLLM's /tokenize: the ids a chat (messages) or a completion (prompt)
+// body would send the engine, through the same parse as generation.
+void HttpApi::tokenize(const server::HttpRequest& req, server::Reply& reply) const {
+  require_tenant(req, tenancy_);
+  const boost::json::object body = openai::parse_json_object(req.body);
+  const bool chat = body.if_contains("messages") && !body.at("messages").is_null();
+  Parsed p = parse(req, chat ? openai::Endpoint::kChatCompletions : openai::Endpoint::kCompletions);
+  if (p.model != model_.id) throw openai::model_not_found(p.model);
+  boost::json::array tokens;
+  tokens.reserve(p.serve.prompt.size());
+  for (TokenId id : p.serve.prompt) tokens.push_back(id);
+  send_json(reply, 200,
+            {{"count", p.serve.prompt.size()}, {"max_model_len", model_.context_tokens}, {"tokens", std::move(tokens)}});
+}
+
 HttpApi::Parsed HttpApi::parse(const server::HttpRequest& req, openai::Endpoint endpoint) const {
   Parsed p;
   if (endpoint == openai::Endpoint::kChatCompletions) {
     openai::ChatCompletionRequest r = openai::parse_chat_completion_request(req.body);
     p.model = std::move(r.model);
     p.options = std::move(r.options);
-    p.serve.prompt = encoder_.encode(chat_.render(r.messages, encoder_.template_tokens()));
+    const openai::ChatInput input{r.messages, r.add_generation_prompt,
+                                  r.template_kwargs ? &*r.template_kwargs : nullptr};
+    p.serve.prompt = encoder_.encode(chat_.render(input, encoder_));
     p.serve.continuation = true;  // the assistant's turn follows the rendered conversation
     return p;
   }

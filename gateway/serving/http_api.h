@@ -5,6 +5,8 @@
 //   POST /v1/completions          a prompt (text or token ids), streamed or not
 //   POST /v1/chat/completions     messages rendered by the model's chat template
 //   GET  /v1/usage                the calling tenant's own usage over a period
+//   POST /tokenize                vLLM's: the prompt ids a chat or completion body
+//                                 would send the engine, and their count
 //   anything under a mount        that part's own routes (server/mount.h): cli/
 //                                 mounts admin/'s (/admin, /metrics, /dashboard)
 //                                 and, on a replica, cluster/replica/'s (/internal)
@@ -73,6 +75,7 @@ class HttpApi {
   void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
   void models(const server::HttpRequest& req, server::Reply& reply) const;
   void usage(const server::HttpRequest& req, server::Reply& reply) const;
+  void tokenize(const server::HttpRequest& req, server::Reply& reply) const;
 
   Pipeline& pipeline_;
   tenancy::Tenancy& tenancy_;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "gateway/template/template_error.h"
+#include "gateway/template/text_mark.h"
 
 namespace kvgate::jinja {
 namespace {
@@ -140,7 +141,7 @@ class JsonWriter {
       }
       const std::size_t start = i;
       const uint32_t cp = next_code_point(s, i);
-      if (!style_.ensure_ascii) {
+      if (!style_.ensure_ascii || cp == kTextMarkCodePoint) {  // text_mark.h: the mark is never escaped
         out_.append(s, start, i - start);
       } else if (cp >= 0x10000) {
         escape(0xD800 + ((cp - 0x10000) >> 10));

@@ -6,12 +6,12 @@
 //    crashes, no sanitizer report;
 //  - what they return is in range (the bounds generation_options.h states),
 //    and its sampling parameters pass the engine's own validate();
-//  - a parsed chat renders under every template family to a prompt or a
-//    400 ApiError (alternation), with no empty segment;
+//  - a parsed chat renders under five real templates and the plain one to
+//    a prompt or a 400 ApiError (the template's refusal);
 //  - encoded with the Llama 2 vocabulary (SentencePiece), every id is in the
 //    vocabulary and the BOS and EOS ids are exactly the template's own: one
-//    per "<s>" / "</s>" in its markup, plus the leading BOS. What a client
-//    writes in a message never becomes one.
+//    per "<s>" / "</s>" in its markup, plus the vocabulary's leading BOS
+//    where the render has none. What a client writes never becomes one.
 // The vocabulary is loaded once from ../shared (KVGATE_SHARED overrides);
 // without it the encoding checks are skipped.
 #include <cstddef>
@@ -22,8 +22,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
+#include "base/file_text.h"
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "gateway/openai/prompt_encoder.h"
@@ -58,18 +60,18 @@ void check_options(const GenerationOptions& o) {
   kvgate::validate(sampling_params(o, 1));  // throws kvgate::Error, which would end the run
 }
 
-constexpr ChatTemplateFamily kFamilies[] = {
-    ChatTemplateFamily::kPlain,     ChatTemplateFamily::kChatML,          ChatTemplateFamily::kLlama3,
-    ChatTemplateFamily::kLlama31,
-    ChatTemplateFamily::kGemma,     ChatTemplateFamily::kPhi3,            ChatTemplateFamily::kMistralV7,
-    ChatTemplateFamily::kLlama2,    ChatTemplateFamily::kMistralV3Tekken, ChatTemplateFamily::kMistralV1,
-    ChatTemplateFamily::kMistralV3, ChatTemplateFamily::kMistralLegacy,
-};
-
 struct Vocabulary {
   std::unique_ptr<kvgate::Tokenizer> tokenizer;
   std::unique_ptr<PromptEncoder> encoder;
+  std::vector<ChatTemplate> templates;
 };
+
+// Real templates whose markup does not depend on what the messages say, so
+// the control tokens a render should hold can be counted from a render of
+// the same conversation with every '<' in the client's text made '('.
+constexpr const char* kTemplates[] = {"Qwen-Qwen2.5-7B-Instruct.jinja", "meta-llama-Llama-3.2-3B-Instruct.jinja",
+                                      "mistralai-Mistral-Nemo-Instruct-2407.jinja", "google-gemma-2-2b-it.jinja",
+                                      "microsoft-Phi-3.5-mini-instruct.jinja"};
 
 const Vocabulary& llama_vocabulary() {
   static const Vocabulary v = [] {
@@ -80,8 +82,11 @@ const Vocabulary& llama_vocabulary() {
       auto file = kvgate::GgufFile::open(root + "/testdata/ggml-vocab-llama-spm.gguf");
       out.tokenizer = kvgate::Tokenizer::from_gguf(*file);
       out.encoder = std::make_unique<PromptEncoder>(*out.tokenizer);
+      for (const char* t : kTemplates)
+        out.templates.emplace_back(kvgate::read_file_text(root + "/templates/jinja/" + t), t);
+      out.templates.emplace_back(kPlainChatTemplate, "plain");
     } catch (const kvgate::Error&) {
-      // No shared data here: the encoding checks are skipped.
+      // No shared data here: the rendering checks are skipped.
     }
     return out;
   }();
@@ -94,31 +99,26 @@ long occurrences(std::string_view text, std::string_view what) {
   return n;
 }
 
-void check_encoding(const Vocabulary& v, const RenderedChat& chat) {
-  long want_bos = chat.starts_with_bos || v.tokenizer->vocab().add_bos() ? 1 : 0;
-  long want_eos = 0;
-  for (const PromptSegment& s : chat.segments) {
-    if (!s.markup) continue;
-    want_bos += occurrences(s.text, "<s>");
-    want_eos += occurrences(s.text, "</s>");
-  }
-  long bos = 0, eos = 0;
-  for (kvgate::TokenId id : v.encoder->encode(chat)) {
-    check(id >= 0 && id < v.tokenizer->n_vocab());
-    bos += id == v.tokenizer->bos();
-    eos += id == v.tokenizer->eos();
-  }
-  check(bos == want_bos && eos == want_eos);
-}
-
 void render_everywhere(const ChatCompletionRequest& r) {
   const Vocabulary& v = llama_vocabulary();
-  const TemplateTokens tokens = v.encoder ? v.encoder->template_tokens() : TemplateTokens{"<s>", "</s>"};
-  for (ChatTemplateFamily f : kFamilies) {
+  if (!v.encoder) return;
+  std::vector<ChatMessage> scrubbed = r.messages;
+  for (ChatMessage& m : scrubbed)
+    for (char& c : m.content)
+      if (c == '<') c = '(';
+  const boost::json::object* kwargs = r.template_kwargs ? &*r.template_kwargs : nullptr;
+  for (const ChatTemplate& t : v.templates) {
     try {
-      const RenderedChat chat = ChatTemplate(f, true).render(r.messages, tokens);
-      for (const PromptSegment& s : chat.segments) check(!s.text.empty());
-      if (v.encoder) check_encoding(v, chat);
+      const kvgate::Tokens ids = v.encoder->encode(t.render({r.messages, r.add_generation_prompt, kwargs}, *v.encoder));
+      const std::string markup = t.render({scrubbed, r.add_generation_prompt, kwargs}, *v.encoder);
+      const long want_bos = occurrences(markup, "<s>") + (markup.starts_with("<s>") ? 0 : 1);  // add_bos
+      long bos = 0, eos = 0;
+      for (kvgate::TokenId id : ids) {
+        check(id >= 0 && id < v.tokenizer->n_vocab());
+        bos += id == v.tokenizer->bos();
+        eos += id == v.tokenizer->eos();
+      }
+      check(bos == want_bos && eos == occurrences(markup, "</s>"));
     } catch (const ApiError& e) {
       check(e.status == 400);
       check_error(e);

@@ -70,7 +70,7 @@ class HttpApiTest : public testing::SuiteStack<HttpApiTest> {
     PipelineStack& s = stack();
     api_ =
         std::make_unique<HttpApi>(*s.pipeline_, *s.tenancy_, *s.tokenizer_,
-                                  openai::ChatTemplate::from_gguf(s.model_->file()), std::move(m), std::move(mounts));
+                                  openai::ChatTemplate::for_model(s.model_->file()), std::move(m), std::move(mounts));
   }
 
   // Calls the API; the response's events once it has ended. `gone`: the
@@ -301,6 +301,30 @@ TEST_F(HttpApiTest, AChatCompletionIsTheAssistantsMessage) {
   EXPECT_EQ(body.at("usage").at("completion_tokens"), 3);
   EXPECT_EQ(body.at("usage").at("prompt_tokens").to_number<uint64_t>(),
             prompt_tokens("System: Tell a story.\nUser: Once upon a time\nAssistant:"));
+}
+
+// vLLM's /tokenize: the very ids a chat or completion body sends the engine.
+TEST_F(HttpApiTest, TokenizeGivesTheIdsAGenerationWouldSend) {
+  const json::array messages{json::object{{"role", "user"}, {"content", "Once upon a time"}}};
+  const ReplyEvent chat = post("/tokenize", completion({{"messages", messages}}));
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  const json::value c = json::parse(chat.body);
+  const Tokens want = stack().tokenizer_->encode("User: Once upon a time\nAssistant:", {.add_bos = true});
+  json::array want_json;
+  for (TokenId id : want) want_json.push_back(id);
+  EXPECT_EQ(c.at("tokens"), want_json);
+  EXPECT_EQ(c.at("count"), want.size());
+  EXPECT_EQ(c.at("max_model_len"), stack().model_->config().context_length);
+
+  const ReplyEvent prompt = post("/tokenize", completion({{"prompt", "Once upon a time"}}));
+  ASSERT_EQ(prompt.status, 200) << prompt.body;
+  EXPECT_EQ(json::parse(prompt.body).at("count"), prompt_tokens("Once upon a time"));
+
+  EXPECT_TRUE(is_api_error(post("/tokenize", completion({{"messages", messages}}), std::nullopt), 401,
+                           "authentication_error", "invalid_api_key"));
+  EXPECT_TRUE(is_api_error(post("/tokenize", completion({{"messages", messages}, {"tools", json::array{1}}})), 400,
+                           "invalid_request_error", "invalid_value", "tools"));
+  EXPECT_EQ(steps(), 0);  // nothing reached the engine
 }
 
 TEST_F(HttpApiTest, AStreamIsSseDataFramesEndingInTheFinishTheUsageAndDone) {
