@@ -34,6 +34,8 @@ PromptEncoder::PromptEncoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer)
     longest_ = std::max(longest_, text.size());
     controls_.push_back(ControlToken{std::move(text), id});
   }
+  special_byte_ = first_byte_;
+  special_byte_[static_cast<unsigned char>(kTextMark.front())] = true;
   std::stable_sort(controls_.begin(), controls_.end(),
                    [](const ControlToken& a, const ControlToken& b) { return a.text.size() > b.text.size(); });
   template_tokens_.bos = piece_or_empty(tokenizer, tokenizer.bos());
@@ -66,7 +68,7 @@ bool PromptEncoder::ends_a_control(std::string_view text, std::size_t end) const
 std::string PromptEncoder::protect(std::string_view text) const {
   const std::size_t n = text.size();
   std::vector<std::size_t> marks;  // byte offsets of the characters to mark, ascending
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = next_special(text, 0); i < n; i = next_special(text, i + 1)) {
     if (match(text, i) || text.compare(i, kTextMark.size(), kTextMark) == 0) marks.push_back(i);
   }
   if (longest_ > 1) {
@@ -103,10 +105,21 @@ void PromptEncoder::flush(std::string& raw, Tokens& out) const {
   raw.clear();
 }
 
+std::size_t PromptEncoder::next_special(std::string_view text, std::size_t from) const {
+  while (from < text.size() && !special_byte_[static_cast<unsigned char>(text[from])]) ++from;
+  return from;
+}
+
 Tokens PromptEncoder::encode(std::string_view rendered) const {
   Tokens out;
   std::string raw;
+  raw.reserve(rendered.size());
   for (std::size_t i = 0; i < rendered.size();) {
+    if (const std::size_t next = next_special(rendered, i); next > i) {  // plain text up to a possible mark or control
+      raw.append(rendered, i, next - i);
+      i = next;
+      continue;
+    }
     if (rendered.compare(i, kTextMark.size(), kTextMark) == 0) {
       // A marked character is text; a mark with nothing after it (its
       // character cut off by the template) stands for nothing.

@@ -82,12 +82,15 @@ class PromptEncoder {
   // Whether text[..end) (from its start) is a proper ending of a control token.
   bool ends_a_control(std::string_view text, std::size_t end) const;
   void flush(std::string& raw, Tokens& out) const;
+  // The first byte at or after `from` that may begin a control token or a mark.
+  std::size_t next_special(std::string_view text, std::size_t from) const;
 
   const Tokenizer& tokenizer_;
   std::vector<ControlToken> controls_;  // longest text first
   std::size_t longest_ = 0;             // bytes of the longest control text
   std::array<bool, 256> first_byte_{};  // a control text's first byte
   std::array<bool, 256> last_byte_{};   // a control text's last byte
+  std::array<bool, 256> special_byte_{};  // first_byte_ and the mark's first byte
   TemplateTokens template_tokens_;
 };
 

@@ -5,7 +5,8 @@
 // each compiled once as the server does and rendered many times; the text is
 // then tokenized with GPT-2's byte-level BPE vocabulary (its word cache
 // warm, as for a repeated prompt: the cheapest tokenization, so the ratio is
-// the least flattering to rendering). Medians of batches.
+// the least flattering to rendering). Then the server's whole path (mark,
+// render, encode) against tokenizing the render whole. Medians of batches.
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -16,6 +17,8 @@
 
 #include "engine/model/gguf.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "gateway/openai/chat_template.h"
+#include "gateway/openai/prompt_encoder.h"
 #include "gateway/template/chat_context.h"
 #include "gateway/template/template.h"
 #include "tests/bench/median.h"
@@ -87,6 +90,43 @@ int main(int argc, char** argv) {
       const double warm_us = micros_per_call([&] { tokenizer->encode(text, {.add_bos = false}); }, 200);
       std::printf("| %s | %s | %zu | %zu | %.0f | %.1f | %.1f | %.2f |\n", name, conv, text.size(), tokens, compile_us,
                   render_us, warm_us, render_us / warm_us);
+    }
+  }
+
+  // The server's whole path for a chat request's prompt: the request's
+  // strings marked, the template rendered (openai::ChatTemplate) and the
+  // render encoded (openai::PromptEncoder), against tokenizing the same
+  // text whole with its control tokens parsed. A short chat, and a long
+  // one: a 2,000-word system prompt and 16 turns, an agent's shape.
+  std::printf("\n| template | conversation | tokens | mark + render µs | encode µs | tokenize µs | (render + encode) / tokenize |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+  const openai::PromptEncoder encoder(*tokenizer);
+  std::string long_system;
+  for (int i = 0; long_system.size() < 12000; ++i)
+    long_system += "Rule " + std::to_string(i) + ": answer the customer's question about their booking politely. ";
+  std::vector<openai::ChatMessage> long_chat = {{openai::ChatRole::kSystem, long_system}};
+  for (int turn = 0; turn < 8; ++turn) {
+    long_chat.push_back({openai::ChatRole::kUser, "Can I move my flight " + std::to_string(turn) + " to Tuesday?"});
+    long_chat.push_back({openai::ChatRole::kAssistant, "Yes: flight " + std::to_string(turn) + " moves to Tuesday."});
+  }
+  long_chat.push_back({openai::ChatRole::kUser, "Thanks, and the hotel?"});
+  const std::vector<openai::ChatMessage> short_chat = {
+      {openai::ChatRole::kSystem, "You are a concise assistant for a travel company."},
+      {openai::ChatRole::kUser, "What is the capital of France?"}};
+  for (const char* name : {"Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.1-8B-Instruct"}) {
+    const openai::ChatTemplate t(testing::read_file(dir + "/jinja/" + name + ".jinja"), name, fixed_now);
+    const std::pair<const char*, const std::vector<openai::ChatMessage>*> conversations_of_path[] = {
+        {"chat", &short_chat}, {"long", &long_chat}};
+    for (const auto& [conv, messages] : conversations_of_path) {
+      const openai::ChatInput input{*messages};
+      const std::string text = t.render(input, encoder);
+      const size_t tokens = encoder.encode(text).size();
+      const double render_us = micros_per_call([&] { t.render(input, encoder); }, 100);
+      const double encode_us = micros_per_call([&] { encoder.encode(text); }, 100);
+      const double whole_us =
+          micros_per_call([&] { tokenizer->encode(text, {.add_bos = false, .parse_special = true}); }, 100);
+      std::printf("| %s | %s | %zu | %.1f | %.1f | %.1f | %.2f |\n", name, conv, tokens, render_us, encode_us, whole_us,
+                  (render_us + encode_us) / whole_us);
     }
   }
   return 0;
