@@ -198,7 +198,7 @@ int64_t write_vocabulary(const SyntheticModelSpec& s, GgufWriter& w) {
       if (std::get<std::string>(tokens.items[i].v) == text) return static_cast<int64_t>(i);
     return std::nullopt;
   };
-  if (!s.control_tokens.empty()) {
+  if (!s.control_tokens.empty() || !s.user_tokens.empty()) {
     const GgufValue* types_value = vf->find("tokenizer.ggml.token_type");
     if (!types_value || types_value->type != GgufType::ARRAY)
       throw Error("synthetic model: vocab_from " + s.vocab_from + " has no tokenizer.ggml.token_type to add to");
@@ -206,14 +206,16 @@ int64_t write_vocabulary(const SyntheticModelSpec& s, GgufWriter& w) {
     const GgufValue* scores_value = vf->find("tokenizer.ggml.scores");
     std::optional<GgufArray> scores;
     if (scores_value && scores_value->type == GgufType::ARRAY) scores = unpacked(std::get<GgufArray>(scores_value->v));
-    constexpr int64_t kControl = 3;  // llama.cpp's LLAMA_TOKEN_TYPE_CONTROL
-    for (const std::string& text : s.control_tokens) {
-      if (text.empty()) throw Error("synthetic model: a control token's text is empty");
-      if (id_of(text)) continue;
+    auto add = [&](const std::string& text, int64_t type) {
+      if (text.empty()) throw Error("synthetic model: an added token's text is empty");
+      if (id_of(text)) return;
       tokens.items.push_back(GgufValue{GgufType::STRING, text});
-      types.items.push_back(GgufValue{types.elem_type, kControl});
+      types.items.push_back(GgufValue{types.elem_type, type});
       if (scores) scores->items.push_back(GgufValue{scores->elem_type, 0.0});
-    }
+    };
+    // llama.cpp's LLAMA_TOKEN_TYPE_CONTROL and _USER_DEFINED
+    for (const std::string& text : s.control_tokens) add(text, 3);
+    for (const std::string& text : s.user_tokens) add(text, 4);
     w.set("tokenizer.ggml.tokens", GgufValue{GgufType::ARRAY, tokens});
     w.set("tokenizer.ggml.token_type", GgufValue{GgufType::ARRAY, std::move(types)});
     if (scores) w.set("tokenizer.ggml.scores", GgufValue{GgufType::ARRAY, std::move(*scores)});

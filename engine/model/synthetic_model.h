@@ -49,6 +49,7 @@ struct SyntheticModelSpec {
   // (Qwen's <|im_start|> on GPT-2's vocabulary, say):
   std::string chat_template;                // non-empty: tokenizer.chat_template, replacing a copied one
   std::vector<std::string> control_tokens;  // appended as control tokens (type 3) unless already in the vocabulary
+  std::vector<std::string> user_tokens;     // appended as user-defined tokens (type 4), likewise
   std::string bos_token, eos_token;         // non-empty: tokenizer.ggml.{bos,eos}_token_id of the token with this text
 };
 

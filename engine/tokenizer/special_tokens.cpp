@@ -55,12 +55,12 @@ void SpecialTokenSplitter::mark_present(std::string_view text, bool parse_specia
   }
 }
 
-void SpecialTokenSplitter::split(std::string_view text, bool parse_special,
-                                 std::vector<TextFragment>& out) const {
+void SpecialTokenSplitter::split(std::string_view text, SplitTokens which, std::vector<TextFragment>& out) const {
   out.clear();
   if (text.empty()) return;
   out.push_back({kNoToken, text});
-  if (candidates_.empty() || (!parse_special && !any_always_)) return;
+  const bool parse_special = which == SplitTokens::kAll;
+  if (candidates_.empty() || which == SplitTokens::kNone || (!parse_special && !any_always_)) return;
 
   std::vector<char> present(candidates_.size(), 0);
   mark_present(text, parse_special, present);

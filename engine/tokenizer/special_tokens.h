@@ -5,7 +5,9 @@
 // one at a time, longest text first; each one splits every remaining raw-text
 // fragment at all of its non-overlapping occurrences, left to right. Control
 // and unknown tokens take part only with parse_special (so user text can never
-// inject `<|endoftext|>`); user-defined tokens always do (mpt's runs of spaces).
+// inject `<|endoftext|>`); user-defined tokens do without it too (mpt's runs
+// of spaces), unless the caller matches them itself (kNone: the chat prompt
+// encoder, which keeps a message's `<start_of_turn>` text).
 //
 // Cost: a byte trie over the candidate texts finds, in one pass, which special
 // tokens occur at all; the ordered splitting then runs only for those, so text
@@ -23,6 +25,13 @@ namespace kvgate {
 
 class Vocab;
 
+// Which special tokens cut the text.
+enum class SplitTokens {
+  kNone,         // none: the text is all raw
+  kUserDefined,  // user-defined ones only (llama.cpp without parse_special)
+  kAll,          // control, unknown and user-defined (parse_special)
+};
+
 struct TextFragment {
   TokenId token;          // kNoToken for raw text
   std::string_view text;  // the raw text, or the special token's text
@@ -33,7 +42,7 @@ class SpecialTokenSplitter {
   explicit SpecialTokenSplitter(const Vocab& vocab);
 
   // Replaces `out` with the fragments of `text`, in order.
-  void split(std::string_view text, bool parse_special, std::vector<TextFragment>& out) const;
+  void split(std::string_view text, SplitTokens which, std::vector<TextFragment>& out) const;
 
  private:
   struct Candidate {

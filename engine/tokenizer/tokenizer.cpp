@@ -58,7 +58,11 @@ void Tokenizer::begin_encode(std::string_view text, EncodeOptions opt, Tokens& o
   if (text.size() > (size_t{1} << 31))
     throw Error("text of " + std::to_string(text.size()) + " bytes is too long to tokenize");
   if (opt.add_bos && vocab_.add_bos() && vocab_.bos() != kNoToken) out.push_back(vocab_.bos());
-  splitter_.split(text, opt.parse_special, fragments);
+  splitter_.split(text,
+                  opt.parse_special        ? SplitTokens::kAll
+                  : opt.split_user_defined ? SplitTokens::kUserDefined
+                                           : SplitTokens::kNone,
+                  fragments);
 }
 
 }  // namespace kvgate

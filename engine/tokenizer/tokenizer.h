@@ -37,6 +37,10 @@ class Tokenizer {
   struct EncodeOptions {
     bool add_bos = true;         // honoured only if the vocabulary adds a BOS
     bool parse_special = false;  // match control tokens written as text
+    // Without parse_special: whether user-defined tokens written as text
+    // still become their ids, as llama.cpp's tokenizer makes them. False
+    // for a caller that matches them itself (openai::PromptEncoder).
+    bool split_user_defined = true;
   };
 
   // Throws kvgate::Error("unsupported tokenizer 'bert' ...") for unknown

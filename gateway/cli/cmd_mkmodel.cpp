@@ -56,6 +56,9 @@ void add_mkmodel(CLI::App& app) {
   cmd->add_option("--control-token", o->spec.control_tokens,
                   "add a control token with this text to the vocabulary (repeatable), as a converter adds a "
                   "family's markup tokens");
+  cmd->add_option("--user-token", o->spec.user_tokens,
+                  "add a user-defined token with this text to the vocabulary (repeatable), as some converters ship "
+                  "a family's turn markers");
   cmd->add_option("--bos-token", o->spec.bos_token, "make the token with this text the BOS");
   cmd->add_option("--eos-token", o->spec.eos_token, "make the token with this text the EOS");
   cmd->callback([o] {

@@ -63,7 +63,7 @@ ChatTemplate ChatTemplate::for_model(const GgufFile& model, const std::string& p
 }
 
 ChatTemplate::ChatTemplate(std::string_view source, std::string origin, jinja::Clock clock)
-    : template_(compile(source, origin)), origin_(std::move(origin)), clock_(std::move(clock)) {}
+    : source_(source), template_(compile(source_, origin)), origin_(std::move(origin)), clock_(std::move(clock)) {}
 
 std::string ChatTemplate::render(const ChatInput& input, const PromptEncoder& encoder) const {
   json::array messages;

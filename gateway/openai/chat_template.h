@@ -60,6 +60,8 @@ class ChatTemplate {
   // "<model>'s tokenizer.chat_template", "<path>", "kvgate's plain template
   // (the model has none)".
   const std::string& origin() const { return origin_; }
+  // The template's text, for PromptEncoder's guarded tokens.
+  const std::string& source() const { return source_; }
 
   // The prompt for a conversation, to be encoded by the same `encoder`.
   // Throws ApiError 400 naming `chat_template_kwargs` for a kwarg that
@@ -69,6 +71,7 @@ class ChatTemplate {
   std::string render(const ChatInput& input, const PromptEncoder& encoder) const;
 
  private:
+  std::string source_;
   jinja::Template template_;
   std::string origin_;
   jinja::Clock clock_;

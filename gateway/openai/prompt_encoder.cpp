@@ -21,67 +21,81 @@ bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 
 
 }  // namespace
 
-PromptEncoder::PromptEncoder(const Tokenizer& tokenizer) : tokenizer_(tokenizer) {
-  const Vocab& vocab = tokenizer.vocab();
-  for (TokenId id = 0; id < tokenizer.n_vocab(); ++id) {
-    const TokenType type = vocab.type(id);
-    // The tokens parse_special lets the splitter match (special_tokens.h).
-    if (type != TokenType::Control && type != TokenType::Unknown) continue;
-    std::string text(tokenizer.piece(id));
-    if (text.empty()) continue;
-    first_byte_[static_cast<unsigned char>(text.front())] = true;
-    last_byte_[static_cast<unsigned char>(text.back())] = true;
-    longest_ = std::max(longest_, text.size());
-    controls_.push_back(ControlToken{std::move(text), id});
-  }
-  special_byte_ = first_byte_;
-  special_byte_[static_cast<unsigned char>(kTextMark.front())] = true;
-  std::stable_sort(controls_.begin(), controls_.end(),
-                   [](const ControlToken& a, const ControlToken& b) { return a.text.size() > b.text.size(); });
-  template_tokens_.bos = piece_or_empty(tokenizer, tokenizer.bos());
-  template_tokens_.eos = piece_or_empty(tokenizer, tokenizer.eos());
+void PromptEncoder::TokenSet::add(std::string text, TokenId id) {
+  first_byte[static_cast<unsigned char>(text.front())] = true;
+  last_byte[static_cast<unsigned char>(text.back())] = true;
+  longest = std::max(longest, text.size());
+  tokens.push_back(SpecialToken{std::move(text), id});
 }
 
-const PromptEncoder::ControlToken* PromptEncoder::match(std::string_view text, std::size_t i) const {
-  if (!first_byte_[static_cast<unsigned char>(text[i])]) return nullptr;
-  for (const ControlToken& c : controls_)
-    if (text.compare(i, c.text.size(), c.text) == 0) return &c;
+void PromptEncoder::TokenSet::sort() {
+  std::stable_sort(tokens.begin(), tokens.end(),
+                   [](const SpecialToken& a, const SpecialToken& b) { return a.text.size() > b.text.size(); });
+}
+
+const PromptEncoder::SpecialToken* PromptEncoder::TokenSet::match(std::string_view text, std::size_t i) const {
+  if (!first_byte[static_cast<unsigned char>(text[i])]) return nullptr;
+  for (const SpecialToken& t : tokens)
+    if (text.compare(i, t.text.size(), t.text) == 0) return &t;
   return nullptr;
 }
 
-bool PromptEncoder::starts_a_control(std::string_view text, std::size_t i) const {
-  if (!first_byte_[static_cast<unsigned char>(text[i])]) return false;
+bool PromptEncoder::TokenSet::starts_one(std::string_view text, std::size_t i) const {
+  if (!first_byte[static_cast<unsigned char>(text[i])]) return false;
   const std::string_view tail = text.substr(i);
-  for (const ControlToken& c : controls_)
-    if (c.text.size() > tail.size() && c.text.starts_with(tail)) return true;
+  for (const SpecialToken& t : tokens)
+    if (t.text.size() > tail.size() && t.text.starts_with(tail)) return true;
   return false;
 }
 
-bool PromptEncoder::ends_a_control(std::string_view text, std::size_t end) const {
-  if (!last_byte_[static_cast<unsigned char>(text[end - 1])]) return false;
+bool PromptEncoder::TokenSet::ends_one(std::string_view text, std::size_t end) const {
+  if (!last_byte[static_cast<unsigned char>(text[end - 1])]) return false;
   const std::string_view head = text.substr(0, end);
-  for (const ControlToken& c : controls_)
-    if (c.text.size() > head.size() && c.text.ends_with(head)) return true;
+  for (const SpecialToken& t : tokens)
+    if (t.text.size() > head.size() && t.text.ends_with(head)) return true;
   return false;
+}
+
+PromptEncoder::PromptEncoder(const Tokenizer& tokenizer, std::string_view template_markup) : tokenizer_(tokenizer) {
+  const Vocab& vocab = tokenizer.vocab();
+  for (TokenId id = 0; id < tokenizer.n_vocab(); ++id) {
+    const TokenType type = vocab.type(id);
+    // The tokens the tokenizer's splitter knows (special_tokens.h).
+    const bool user_defined = type == TokenType::UserDefined;
+    if (type != TokenType::Control && type != TokenType::Unknown && !user_defined) continue;
+    std::string text(tokenizer.piece(id));
+    if (text.empty()) continue;
+    if (!user_defined || template_markup.find(text) != std::string_view::npos) guarded_.add(text, id);
+    special_.add(std::move(text), id);
+  }
+  special_.sort();
+  guarded_.sort();
+  scan_stop_ = special_.first_byte;
+  scan_stop_[static_cast<unsigned char>(kTextMark.front())] = true;
+  template_tokens_.bos = piece_or_empty(tokenizer, tokenizer.bos());
+  template_tokens_.eos = piece_or_empty(tokenizer, tokenizer.eos());
 }
 
 std::string PromptEncoder::protect(std::string_view text) const {
   const std::size_t n = text.size();
   std::vector<std::size_t> marks;  // byte offsets of the characters to mark, ascending
-  for (std::size_t i = next_special(text, 0); i < n; i = next_special(text, i + 1)) {
-    if (match(text, i) || text.compare(i, kTextMark.size(), kTextMark) == 0) marks.push_back(i);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (!guarded_.first_byte[b] && b != static_cast<unsigned char>(kTextMark.front())) continue;
+    if (guarded_.match(text, i) || text.compare(i, kTextMark.size(), kTextMark) == 0) marks.push_back(i);
   }
-  if (longest_ > 1) {
-    // A control token's ending at the start: mark its last character.
-    for (std::size_t end = 1; end < std::min(n + 1, longest_); ++end) {
-      if (!ends_a_control(text, end)) continue;
+  const std::size_t longest = guarded_.longest;
+  if (longest > 1) {
+    // A guarded token's ending at the start: mark its last character.
+    for (std::size_t end = 1; end < std::min(n + 1, longest); ++end) {
+      if (!guarded_.ends_one(text, end)) continue;
       std::size_t c = end - 1;
       while (c > 0 && is_continuation(text[c])) --c;
       marks.push_back(c);
     }
-    // A control token's beginning at the end: mark its first character.
-    for (std::size_t i = n > longest_ ? n - longest_ + 1 : 0; i < n; ++i)
-      if (starts_a_control(text, i)) marks.push_back(i);
+    // A guarded token's beginning at the end: mark its first character.
+    for (std::size_t i = n > longest ? n - longest + 1 : 0; i < n; ++i)
+      if (guarded_.starts_one(text, i)) marks.push_back(i);
   }
   if (marks.empty()) return std::string(text);
   std::sort(marks.begin(), marks.end());
@@ -100,13 +114,13 @@ std::string PromptEncoder::protect(std::string_view text) const {
 
 void PromptEncoder::flush(std::string& raw, Tokens& out) const {
   if (raw.empty()) return;
-  const Tokens ids = tokenizer_.encode(raw, {.add_bos = false, .parse_special = false});
+  const Tokens ids = tokenizer_.encode(raw, {.add_bos = false, .parse_special = false, .split_user_defined = false});
   out.insert(out.end(), ids.begin(), ids.end());
   raw.clear();
 }
 
 std::size_t PromptEncoder::next_special(std::string_view text, std::size_t from) const {
-  while (from < text.size() && !special_byte_[static_cast<unsigned char>(text[from])]) ++from;
+  while (from < text.size() && !scan_stop_[static_cast<unsigned char>(text[from])]) ++from;
   return from;
 }
 
@@ -130,7 +144,7 @@ Tokens PromptEncoder::encode(std::string_view rendered) const {
       i += len;
       continue;
     }
-    if (const ControlToken* c = match(rendered, i)) {
+    if (const SpecialToken* c = special_.match(rendered, i)) {
       flush(raw, out);
       out.push_back(c->id);
       i += c->text.size();

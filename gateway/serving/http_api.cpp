@@ -60,7 +60,7 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
       tenancy_(tenancy),
       tokenizer_(tokenizer),
       chat_(std::move(chat)),
-      encoder_(tokenizer),
+      encoder_(tokenizer, chat_.source()),
       model_(std::move(model)),
       mounts_(std::move(mounts)) {}
 

@@ -94,6 +94,10 @@ TEST(TokenizerBpe, UserDefinedTokensAreRawText) {
   EXPECT_NE(std::find(ids.begin(), ids.end(), four_spaces), ids.end());
   EXPECT_EQ(t.token_bytes(four_spaces), "    ");
   EXPECT_EQ(t.decode(ids), text);
+  // Unless the caller matches them itself: then the run is BPE's to merge.
+  const Tokens unsplit = t.encode(text, {.add_bos = false, .split_user_defined = false});
+  EXPECT_EQ(std::find(unsplit.begin(), unsplit.end(), four_spaces), unsplit.end());
+  EXPECT_EQ(t.decode(unsplit), text);
 }
 
 TEST(TokenizerBpe, TokenBytesUndoTheByteMap) {

@@ -60,6 +60,19 @@ TEST(PromptEncoder, UnmarkedRenderIsTheWholeStringTokenized) {
   EXPECT_EQ(gpt2.encode(text), g.tok->encode(text, {.add_bos = true, .parse_special = true}));
 }
 
+// MPT's vocabulary has user-defined tokens for runs of spaces, which the
+// tokenizer splits out of any text: the encoder matches them as llama.cpp
+// does, in markup and (not being template markup) in a message alike.
+TEST(PromptEncoder, UserDefinedTokensAsTheTokenizerSplitsThem) {
+  Loaded l = load("testdata/ggml-vocab-mpt.gguf");
+  const PromptEncoder enc(*l.tok);
+  for (const char* text : {"a    b", "def f():\n        return  1", "   ", "x\t\t  y     z"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(enc.encode(text), l.tok->encode(text, {.add_bos = true, .parse_special = true}));
+    EXPECT_EQ(enc.encode(enc.protect(text)), l.tok->encode(text, {.add_bos = true, .parse_special = true}));
+  }
+}
+
 TEST(PromptEncoder, ProtectLeavesOrdinaryTextAlone) {
   Loaded l = load("testdata/ggml-vocab-gpt-2.gguf");
   const PromptEncoder enc(*l.tok);
