@@ -39,6 +39,7 @@ struct Row {
   int64_t max = std::numeric_limits<int64_t>::max();
   bool allow_empty = true;
   std::span<const std::string_view> choices = {};
+  bool allow_auto = false;
 };
 
 template <auto Section, auto Field>
@@ -77,7 +78,7 @@ constexpr Option bind(Row r) {
   using T = std::decay_t<decltype(std::declval<ServerConfig&>().*Section.*Field)>;
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     r.max = std::min<int64_t>(r.max, std::numeric_limits<T>::max());
-  return Option{r.table, r.key, r.flag, r.kind, r.help, r.min, r.max, r.allow_empty, r.choices,
+  return Option{r.table, r.key, r.flag, r.kind, r.help, r.min, r.max, r.allow_empty, r.choices, r.allow_auto,
                 &get_field<Section, Field>, &set_field<Section, Field>};
 }
 
@@ -146,7 +147,10 @@ constexpr Option kModelOptions[] = {
         {"model", "block_size", "block-size", K::kInt, "tokens per KV block; the prefix cache shares whole blocks", 1,
          1024}),
     bind<&C::model, &ModelSection::kv_budget_bytes>(
-        {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
+        {"model", "kv_budget", "kv-budget", K::kBytes,
+         "KV cache memory, e.g. \"1GiB\" or 1073741824; \"auto\" = what max_running full contexts need, at most "
+         "10% of available memory on the CPU backend (a GPU backend caps it by gpu_memory_percent, 90% when 0)",
+         1, std::numeric_limits<int64_t>::max(), true, {}, true}),
     bind<&C::model, &ModelSection::kv_type>(
         {"model", "kv_type", "kv-type", K::kChoice,
          "K/V element type: f32, f16 or bf16 (half the bytes per token, twice the tokens in the budget)", 0, 0, true,
@@ -154,7 +158,7 @@ constexpr Option kModelOptions[] = {
     bind<&C::model, &ModelSection::gpu_memory_percent>(
         {"model", "gpu_memory_percent", "gpu-memory-percent", K::kInt,
          "a GPU backend's share of device memory, percent (vLLM's gpu_memory_utilization x 100): the KV pool "
-         "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone",
+         "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone (90 when kv_budget is auto)",
          0, 100}),
     bind<&C::model, &ModelSection::cuda_graphs>(
         {"model", "cuda_graphs", "cuda-graphs", K::kBool,
@@ -194,13 +198,16 @@ constexpr Option kLimitsOptions[] = {
 constexpr Option kKvTiersOptions[] = {
     bind<&C::kv_tiers, &KvTiersSection::host_bytes>(
         {"kv_tiers", "host_bytes", "kv-host-bytes", K::kBytes,
-         "host memory for KV blocks below the device pool; 0 = no host tier", 0}),
+         "host memory for KV blocks below the device pool; 0 = no host tier; \"auto\" = 10% of available memory",
+         0, std::numeric_limits<int64_t>::max(), true, {}, true}),
     bind<&C::kv_tiers, &KvTiersSection::host_policy>(
         {"kv_tiers", "host_policy", "kv-host-policy", K::kString,
          "the host tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
     bind<&C::kv_tiers, &KvTiersSection::disk_bytes>(
         {"kv_tiers", "disk_bytes", "kv-disk-bytes", K::kBytes,
-         "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier", 0}),
+         "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier; \"auto\" = 10% of the disk free "
+         "there (counting what the tier holds)",
+         0, std::numeric_limits<int64_t>::max(), true, {}, true}),
     bind<&C::kv_tiers, &KvTiersSection::disk_policy>(
         {"kv_tiers", "disk_policy", "kv-disk-policy", K::kString,
          "the disk tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
@@ -344,6 +351,7 @@ std::string check_value(const Option& o, const OptionValue& v) {
     case K::kInt:
     case K::kBytes: {
       const int64_t n = std::get<int64_t>(v);
+      if (o.kind == K::kBytes && o.allow_auto && n == kAutoBytes) return {};
       auto show = [&](int64_t x) { return o.kind == K::kBytes ? format_byte_size(x) : std::to_string(x); };
       if (n < o.min) return "must be at least " + show(o.min) + " (got " + show(n) + ")";
       if (n > o.max) return "must be at most " + show(o.max) + " (got " + show(n) + ")";
@@ -390,6 +398,7 @@ OptionValue value_from_text(const Option& o, std::string_view text) {
       return n;
     }
     case K::kBytes:
+      if (o.allow_auto && text == "auto") return kAutoBytes;
       return parse_byte_size(text);
     case K::kString:
     case K::kChoice:
@@ -406,6 +415,7 @@ std::string format_value(const Option& o, const OptionValue& v) {
     case K::kInt:
       return std::to_string(std::get<int64_t>(v));
     case K::kBytes: {
+      if (std::get<int64_t>(v) == kAutoBytes) return "\"auto\"";
       const std::string s = format_byte_size(std::get<int64_t>(v));
       return s.find_first_not_of("0123456789") == std::string::npos ? s : toml_string(s);
     }

@@ -33,7 +33,8 @@ enum class OptionKind {
 };
 
 // A value as the table moves it: bool for kBool, int64_t for kInt and kBytes
-// (bytes already parsed), std::string for the rest (addresses as text).
+// (bytes already parsed; "auto" as kAutoBytes), std::string for the rest
+// (addresses as text).
 using OptionValue = std::variant<bool, int64_t, std::string>;
 
 struct Option {
@@ -46,6 +47,7 @@ struct Option {
   int64_t max = std::numeric_limits<int64_t>::max();
   bool allow_empty = true;                    // kString
   std::span<const std::string_view> choices;  // kChoice
+  bool allow_auto = false;                    // kBytes: "auto" (kAutoBytes) is a value too
   OptionValue (*get)(const ServerConfig&) = nullptr;
   void (*set)(ServerConfig&, const OptionValue&) = nullptr;  // the value has passed check_value()
 

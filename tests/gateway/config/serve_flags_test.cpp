@@ -95,6 +95,16 @@ TEST(ServeFlags, SetValuesOfEveryKind) {
   EXPECT_EQ(c.limits.max_output_tokens, 64);
 }
 
+TEST(ServeFlags, KvSizesTakeAutoOrACountKeptExactly) {
+  const ServerConfig c = Serve("--kv-budget 1GiB --kv-host-bytes 0 --kv-disk-bytes 16GiB").config();
+  EXPECT_EQ(c.model.kv_budget_bytes, int64_t{1} << 30);
+  EXPECT_EQ(c.kv_tiers.host_bytes, 0);
+  EXPECT_EQ(c.kv_tiers.disk_bytes, int64_t{16} << 30);
+  const std::string path = temp_config("[model]\nkv_budget = \"2GiB\"\n");
+  EXPECT_EQ(Serve("--config " + path + " --kv-budget auto").config().model.kv_budget_bytes, kAutoBytes);
+  EXPECT_HAS(error_of("--body-limit-bytes auto"), "--body-limit-bytes: 'auto' is not a byte count");
+}
+
 TEST(ServeFlags, FlagBeatsFileBeatsDefault) {
   const std::string path = temp_config(
       "[server]\nio_threads = 2\nidle_timeout_ms = 5000\nplain_http = true\n[model]\nprefix_cache = false\n"
