@@ -243,7 +243,7 @@ void serve(const config::ServerConfig& c) {
 
 void add_serve(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI API over TLS in front of the engine");
-  auto flags = config::ServeFlags::add_to(*cmd);
+  auto flags = config::ServeFlags::add_to(*cmd, config::ServerCommand::kServe);
   cmd->callback([flags] {
     const config::ServerConfig c = flags->resolve();
     if (flags->print_config()) {

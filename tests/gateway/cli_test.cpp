@@ -158,6 +158,31 @@ TEST(Cli, AnUnknownCommandIsAnErrorEvenWithHelp) {
   EXPECT_EQ(kvgate("info --help").exit_code, 0);
 }
 
+// Each server command lists and takes its own flags: a route front runs no
+// engine, so the engine's flags (KV budget, CUDA graphs, the KV tiers) are
+// not in its --help and are unknown options there; `serve` keeps them.
+TEST(Cli, RouteHasNoEngineFlags) {
+  const std::string engine_flags[] = {"--kv-budget", "--cuda-graphs", "--gpu-memory-percent", "--kv-host-bytes",
+                                      "--kv-host-policy", "--kv-disk-bytes", "--max-running", "--block-events"};
+  // "  --kv-budget BYTES=...", "  --cuda-graphs,--no-cuda-graphs{false}=true"
+  const auto lists = [](const std::string& help, const std::string& flag) {
+    return help.find("  " + flag + " ") != std::string::npos || help.find("  " + flag + ",") != std::string::npos;
+  };
+  const CliRun route = kvgate("route --help");
+  ASSERT_EQ(route.exit_code, 0) << route.out;
+  for (const std::string& flag : engine_flags) EXPECT_FALSE(lists(route.out, flag)) << flag;
+  EXPECT_TRUE(lists(route.out, "--router")) << route.out;
+  EXPECT_TRUE(lists(route.out, "--block-size")) << route.out;
+  const CliRun serve = kvgate("serve --help");
+  ASSERT_EQ(serve.exit_code, 0) << serve.out;
+  for (const std::string& flag : engine_flags) EXPECT_TRUE(lists(serve.out, flag)) << flag;
+  EXPECT_FALSE(lists(serve.out, "--router")) << serve.out;
+  const CliRun refused = kvgate("route --kv-budget 1G");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.out.find("not expected"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("--kv-budget"), std::string::npos) << refused.out;
+}
+
 // The mixture people download, from kvgate's own quantizer: llama-quantize's
 // types per tensor, reported by `info`, and a model that generates.
 TEST(Cli, MkmodelWritesAQ4_K_MModelThatInfoDescribes) {
