@@ -84,19 +84,27 @@ std::vector<std::string> built_backends() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, std::shared_ptr<const Model> model,
-                                      const BackendOptions& opt) {
-  if (name == "cpu") return make_cpu(std::move(model), opt);
+BackendChoice choose_backend(std::string_view name) {
+  if (name == "cpu") return {"cpu", true};
 #if defined(KVGATE_HAVE_CUDA)
-  // The backend copies the weights to the device; `model` may go once it returns.
-  if (name == "cuda" || (name == "auto" && cuda_device_count() > 0))
-    return make_cuda_backend(model->config(), weights_view(model->weights()), opt);
-  if (name == "auto") return make_cpu(std::move(model), opt);
+  if (name == "cuda" || (name == "auto" && cuda_device_count() > 0)) return {"cuda", false};
+  if (name == "auto") return {"cpu", true};
 #else
-  if (name == "auto") return make_cpu(std::move(model), opt);
+  if (name == "auto") return {"cpu", true};
   if (name == "cuda") throw Error("this kvgate was built without the CUDA backend (use --backend cpu or auto)");
 #endif
   throw Error("unknown backend '" + std::string(name) + "' (expected auto, cpu or cuda)");
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, std::shared_ptr<const Model> model,
+                                      const BackendOptions& opt) {
+  // Refuses an unknown name, and cuda on a build without it.
+  [[maybe_unused]] const BackendChoice which = choose_backend(name);
+#if defined(KVGATE_HAVE_CUDA)
+  // The backend copies the weights to the device; `model` may go once it returns.
+  if (which.name == "cuda") return make_cuda_backend(model->config(), weights_view(model->weights()), opt);
+#endif
+  return make_cpu(std::move(model), opt);
 }
 
 }  // namespace kvgate

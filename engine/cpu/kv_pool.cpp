@@ -1,5 +1,8 @@
 #include "engine/cpu/kv_pool.h"
 
+#include <sys/mman.h>
+
+#include <cerrno>
 #include <cstring>
 #include <string>
 
@@ -13,11 +16,19 @@ KvPool::KvPool(KvType type, int32_t n_layers, int32_t n_blocks, int32_t block_si
       n_layers_(n_layers),
       n_blocks_(n_blocks),
       block_size_(block_size),
-      kv_dim_(kv_dim) {
-  const size_t n = static_cast<size_t>(n_layers) * n_blocks * layer_block_bytes();
-  k_.assign(n, std::byte{0});
-  v_.assign(n, std::byte{0});
+      kv_dim_(kv_dim),
+      k_(plane_bytes()),
+      v_(plane_bytes()) {}
+
+KvPool::Pages::Pages(size_t bytes) : bytes_(bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error("KV pool: cannot map " + std::to_string(bytes) + " bytes (" + std::strerror(errno) +
+                "): lower the KV budget");
+  data_ = static_cast<std::byte*>(p);
 }
+
+KvPool::Pages::~Pages() { munmap(data_, bytes_); }
 
 void KvPool::store(int32_t layer, BlockId b, int32_t slot, const float* keys, const float* values) {
   cpu::with_kv_element(type_, [&]<typename E>(E) {

@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "engine/batch.h"
 #include "engine/cpu/kv_element.h"
@@ -60,23 +59,42 @@ class KvPool {
     return (static_cast<size_t>(layer) * n_blocks_ + b) * layer_block_bytes() +
            static_cast<size_t>(slot) * kv_dim_ * element_bytes_;
   }
+  // Anonymous pages from mmap: the kernel zeroes each on its first touch,
+  // so the pool costs resident memory only as blocks are written. (A
+  // vector's value-initialisation wrote every byte at construction: a 1 GiB
+  // pool was 1 GiB resident before the first request.) Page-aligned, so
+  // aligned for every element type.
+  class Pages {
+   public:
+    explicit Pages(size_t bytes);
+    ~Pages();
+    Pages(const Pages&) = delete;
+    Pages& operator=(const Pages&) = delete;
+    std::byte* data() { return data_; }
+    const std::byte* data() const { return data_; }
+
+   private:
+    std::byte* data_;
+    size_t bytes_;
+  };
+
   template <typename E>
-  E* at(std::vector<std::byte>& s, int32_t layer, BlockId b, int32_t slot) {
+  E* at(Pages& s, int32_t layer, BlockId b, int32_t slot) {
     assert(cpu::kv_type_of<E>() == type_);
     return reinterpret_cast<E*>(s.data() + offset(layer, b, slot));
   }
   template <typename E>
-  const E* at(const std::vector<std::byte>& s, int32_t layer, BlockId b, int32_t slot) const {
+  const E* at(const Pages& s, int32_t layer, BlockId b, int32_t slot) const {
     assert(cpu::kv_type_of<E>() == type_);
     return reinterpret_cast<const E*>(s.data() + offset(layer, b, slot));
   }
   void check_block(BlockId b, const char* who) const;
+  size_t plane_bytes() const { return static_cast<size_t>(n_layers_) * n_blocks_ * layer_block_bytes(); }
 
   KvType type_;
   size_t element_bytes_;
   int32_t n_layers_, n_blocks_, block_size_, kv_dim_;
-  // Bytes from operator new: aligned for every element type.
-  std::vector<std::byte> k_, v_;
+  Pages k_, v_;  // every layer's keys, then every layer's values, zero until written
 };
 
 }  // namespace kvgate

@@ -42,7 +42,7 @@ void add_cache(CLI::App& app) {
   cache->require_subcommand(1);
   CLI::App* purge = cache->add_subcommand(
       "purge", "Delete disk-tier entries of another model, block size or KV element type than the configured one");
-  auto flags = config::ServeFlags::add_to(*purge);
+  auto flags = config::ServeFlags::add_to(*purge, config::ServerCommand::kServe);
   auto all = std::make_shared<bool>(false);
   purge->add_flag("--all", *all, "delete every entry, whatever its model");
   purge->callback([flags, all] {

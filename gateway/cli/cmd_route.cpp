@@ -6,7 +6,9 @@
 // It loads the model file for what the edge needs of it: the tokenizer, the
 // chat template, the context length and the cache identity the replicas'
 // block hashes must share (the weights' fingerprint with the KV element type
-// and block size of [model]). It needs no KV cache of its own.
+// and block size of [model]). It needs no KV cache of its own, so it has
+// only the edge's flags (config_options.h, ServerCommand::kRoute): none of
+// the engine's, its tiers' or a replica's.
 //
 // Stop order, on a signal: the server stops accepting and lets responses in
 // flight finish until the shutdown deadline; what is left is cancelled at
@@ -134,10 +136,10 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
 void add_route(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("route", "Serve the OpenAI API over TLS in front of several kvgate serve replicas");
-  auto flags = config::ServeFlags::add_to(*cmd);
+  auto flags = config::ServeFlags::add_to(*cmd, config::ServerCommand::kRoute);
   auto replicas = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--replica", *replicas, "a replica's https:// URL (repeat for each; adds to [cluster] replicas)")
-      ->group("cluster");
+      ->group("Config [cluster]");  // beside --replicas, which it adds to
   cmd->callback([flags, replicas] {
     const config::ServerConfig c = flags->resolve();
     if (flags->print_config()) {

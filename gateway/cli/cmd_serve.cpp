@@ -4,8 +4,10 @@
 // tenant, its API key and the admin token and prints them once.
 //
 // Start-up order: block SIGINT/SIGTERM (so only sigwait sees them, in every
-// thread started after), load the model, size the KV cache, open the KV
-// tiers below it (the disk tier's index is rebuilt here), start the
+// thread started after), load the model, size the KV cache and the tiers
+// below it (as configured, or "auto" from the model and the free memory and
+// disk: serving/kv_sizes.h), make the backend and its pool, open the KV
+// tiers (the disk tier's index is rebuilt here), start the
 // engine, open tenancy, make the first-start secrets, bind the listeners.
 // Stop order, on a signal: the server stops accepting and lets responses in
 // flight finish until the shutdown deadline (clients that go away cancel
@@ -48,16 +50,29 @@
 namespace kvgate::cli {
 namespace {
 
-std::string capacity_line(const Backend& be, const ModelConfig& mc) {
+// The pool the backend made and the requests it can run at once: the
+// smaller of what the KV cache holds in full-context requests and what
+// max_running lets run (the scheduler's limit, not the memory's).
+std::string capacity_line(const Backend& be, const ModelConfig& mc, const config::ModelSection& m,
+                          const BackendChoice& where) {
   const KvCapacity& cap = be.kv_capacity();
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "backend %s, KV cache %lld tokens (%d blocks of %d, %s, %.1f MiB), maximum concurrency %.2fx for "
-                "%d-token requests",
+  const double kv_holds = static_cast<double>(cap.tokens()) / mc.context_length;
+  const int32_t running = serving::effective_max_running(m);
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "backend %s, KV cache %lld tokens (%d blocks of %d, %s, %.1f MiB of %s memory), ",
                 std::string(be.name()).c_str(), static_cast<long long>(cap.tokens()), cap.num_blocks, cap.block_size,
                 std::string(kv_type_name(be.kv_layout().type)).c_str(), static_cast<double>(cap.bytes()) / 1048576.0,
-                static_cast<double>(cap.tokens()) / mc.context_length, mc.context_length);
-  return buf;
+                where.kv_pool_in_host_memory ? "host" : "device");
+  std::string line = buf;
+  if (running <= kv_holds)
+    std::snprintf(buf, sizeof buf,
+                  "maximum concurrency %dx for %d-token requests (max_running; the KV cache alone would hold %.2fx)",
+                  running, mc.context_length, kv_holds);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "maximum concurrency %.2fx for %d-token requests (the KV cache; max_running would allow %d)",
+                  kv_holds, mc.context_length, running);
+  return line + buf;
 }
 
 // The model, its tokenizer and the backend that will run it (the slow part
@@ -67,6 +82,7 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<Backend> backend;  // until the Engine takes it
   std::optional<openai::ChatTemplate> chat;
+  serving::KvSizes sizes;  // the KV budget and the tiers' capacities, and why
 };
 
 LoadedModel load_model(const config::ServerConfig& c) {
@@ -75,17 +91,20 @@ LoadedModel load_model(const config::ServerConfig& c) {
   m.tokenizer = Tokenizer::from_gguf(m.model->file());
   m.chat.emplace(openai::ChatTemplate::for_model(m.model->file(), c.model.chat_template));  // before the slow part
   const ModelConfig& mc = m.model->config();
-  BackendOptions bo;
-  bo.block_size = c.model.block_size;
-  bo.kv_budget_bytes = c.model.kv_budget_bytes;
-  bo.kv_type = kv_type_from_name(c.model.kv_type);
-  bo.memory_utilization = c.model.gpu_memory_percent / 100.0;
-  bo.device_graphs = c.model.cuda_graphs;
-  m.backend = make_backend(c.model.backend, m.model, bo);
   say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
       std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + "), weights " +
       summarize_weights(m.model->file()).text());
-  say(capacity_line(*m.backend, mc));
+  const BackendChoice where = choose_backend(c.model.backend);
+  m.sizes = serving::choose_kv_sizes(c, mc, where.kv_pool_in_host_memory, serving::MachineRoom::measure(c));
+  say(m.sizes.budget_line());
+  BackendOptions bo;
+  bo.block_size = c.model.block_size;
+  bo.kv_budget_bytes = m.sizes.kv_budget.bytes;
+  bo.kv_type = kv_type_from_name(c.model.kv_type);
+  bo.memory_utilization = m.sizes.gpu_memory_percent / 100.0;
+  bo.device_graphs = c.model.cuda_graphs;
+  m.backend = make_backend(where.name, m.model, bo);
+  say(capacity_line(*m.backend, mc, c.model, where));
   say("chat template: " + m.chat->origin());
   return m;
 }
@@ -120,10 +139,10 @@ std::unique_ptr<replica::BlockEventPublisher> publish_block_events(const config:
   return events;
 }
 
-serving::KvTiers open_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity,
-                            replica::BlockEventPublisher* events) {
-  serving::KvTiers tiers = serving::open_kv_tiers(c, identity, events);
-  for (const std::string& line : serving::describe(tiers, identity)) say(line);
+serving::KvTiers open_tiers(const config::ServerConfig& c, const serving::KvSizes& sizes,
+                            const cache::KvIdentity& identity, replica::BlockEventPublisher* events) {
+  serving::KvTiers tiers = serving::open_kv_tiers(c, sizes, identity, events);
+  for (const std::string& line : serving::describe(tiers, sizes, identity)) say(line);
   return tiers;
 }
 
@@ -185,7 +204,7 @@ void serve(const config::ServerConfig& c) {
   // The block events outlive the tiers and the engine that tell them.
   const std::unique_ptr<replica::BlockEventPublisher> events = publish_block_events(c, kv_identity);
   so.block_events = events.get();
-  const serving::KvTiers tiers = open_tiers(c, kv_identity, events.get());
+  const serving::KvTiers tiers = open_tiers(c, m.sizes, kv_identity, events.get());
   so.tiers = tiers.lower();
   metrics.watch(tiers);
   Engine engine(std::move(m.backend), std::move(so), engine_options(c));
@@ -224,7 +243,7 @@ void serve(const config::ServerConfig& c) {
 
 void add_serve(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("serve", "Serve the OpenAI API over TLS in front of the engine");
-  auto flags = config::ServeFlags::add_to(*cmd);
+  auto flags = config::ServeFlags::add_to(*cmd, config::ServerCommand::kServe);
   cmd->callback([flags] {
     const config::ServerConfig c = flags->resolve();
     if (flags->print_config()) {

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "base/error.h"
@@ -72,6 +74,17 @@ std::string format_byte_size(int64_t bytes) {
   for (const auto& u : kBinary)
     if (bytes > 0 && bytes % u.scale == 0) return std::to_string(bytes / u.scale).append(u.name);
   return std::to_string(bytes);
+}
+
+std::string readable_byte_size(int64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double v = static_cast<double>(bytes) / 1024;
+  size_t u = 0;
+  for (; u + 1 < std::size(kUnits) && v >= 1024; ++u) v /= 1024;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  return buf;
 }
 
 }  // namespace kvgate::config

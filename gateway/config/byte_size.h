@@ -20,4 +20,9 @@ int64_t parse_byte_size(std::string_view text);
 // else plain bytes ("1000"). `bytes` must be >= 0.
 std::string format_byte_size(int64_t bytes);
 
+// `bytes` for a reader, to one decimal in the largest binary unit it
+// reaches ("640.0 MiB", "2.2 GiB", "512 B"); not for a config file, which
+// takes format_byte_size's exact form. `bytes` must be >= 0.
+std::string readable_byte_size(int64_t bytes);
+
 }  // namespace kvgate::config

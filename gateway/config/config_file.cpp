@@ -113,8 +113,16 @@ bool read_value(const Option& o, const toml::node& n, OptionValue& out, std::str
       if (const auto* i = n.as_integer()) return out = i->get(), true;
       return wrong_type();
     case OptionKind::kBytes:
-      if (const auto* i = n.as_integer()) return out = i->get(), true;
+      if (const auto* i = n.as_integer()) {
+        // kAutoBytes is what "auto" reads as, never what an integer means.
+        if (o.allow_auto && i->get() == kAutoBytes) {
+          why = o.name() + " must be at least " + format_byte_size(o.min) + " or \"auto\" (got -1)";
+          return false;
+        }
+        return out = i->get(), true;
+      }
       if (const auto* s = n.as_string()) {
+        if (o.allow_auto && s->get() == "auto") return out = kAutoBytes, true;
         try {
           out = parse_byte_size(s->get());
           return true;

@@ -39,6 +39,7 @@ struct Row {
   int64_t max = std::numeric_limits<int64_t>::max();
   bool allow_empty = true;
   std::span<const std::string_view> choices = {};
+  bool allow_auto = false;
 };
 
 template <auto Section, auto Field>
@@ -77,12 +78,24 @@ constexpr Option bind(Row r) {
   using T = std::decay_t<decltype(std::declval<ServerConfig&>().*Section.*Field)>;
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
     r.max = std::min<int64_t>(r.max, std::numeric_limits<T>::max());
-  return Option{r.table, r.key, r.flag, r.kind, r.help, r.min, r.max, r.allow_empty, r.choices,
+  return Option{r.table, r.key, r.flag, r.kind, r.help, r.min, r.max, r.allow_empty, r.choices, r.allow_auto,
                 &get_field<Section, Field>, &set_field<Section, Field>};
 }
 
 using C = ServerConfig;
 using K = OptionKind;
+
+// A row only `kvgate serve` has a flag for: the engine, its KV tiers, what
+// a replica publishes. The front (`kvgate route`) runs none of them.
+constexpr Option serve_only(Option o) {
+  o.commands = static_cast<uint8_t>(ServerCommand::kServe);
+  return o;
+}
+// A row only the front has a flag for: its replicas and how it routes.
+constexpr Option route_only(Option o) {
+  o.commands = static_cast<uint8_t>(ServerCommand::kRoute);
+  return o;
+}
 
 // [server]
 constexpr Option kServerOptions[] = {
@@ -139,45 +152,48 @@ constexpr Option kModelOptions[] = {
         {"model", "chat_template", "chat-template", K::kString,
          "a Jinja chat template file, for a GGUF with none or a broken one; empty = the model's "
          "tokenizer.chat_template (kvgate's plain template when it has none)"}),
-    bind<&C::model, &ModelSection::backend>(
+    serve_only(bind<&C::model, &ModelSection::backend>(
         {"model", "backend", "backend", K::kChoice, "auto (CUDA when built and a device exists, else CPU), cpu or cuda",
-         0, 0, true, kBackends}),
+         0, 0, true, kBackends})),
     bind<&C::model, &ModelSection::block_size>(
         {"model", "block_size", "block-size", K::kInt, "tokens per KV block; the prefix cache shares whole blocks", 1,
          1024}),
-    bind<&C::model, &ModelSection::kv_budget_bytes>(
-        {"model", "kv_budget", "kv-budget", K::kBytes, "KV cache memory, e.g. \"1GiB\" or 1073741824", 1}),
+    serve_only(bind<&C::model, &ModelSection::kv_budget_bytes>(
+        {"model", "kv_budget", "kv-budget", K::kBytes,
+         "KV cache memory, e.g. \"1GiB\" or 1073741824; \"auto\" = what max_running full contexts need, at most "
+         "10% of available memory on the CPU backend (a GPU backend caps it by gpu_memory_percent, 90% when 0)",
+         1, std::numeric_limits<int64_t>::max(), true, {}, true})),
     bind<&C::model, &ModelSection::kv_type>(
         {"model", "kv_type", "kv-type", K::kChoice,
          "K/V element type: f32, f16 or bf16 (half the bytes per token, twice the tokens in the budget)", 0, 0, true,
          kKvTypes}),
-    bind<&C::model, &ModelSection::gpu_memory_percent>(
+    serve_only(bind<&C::model, &ModelSection::gpu_memory_percent>(
         {"model", "gpu_memory_percent", "gpu-memory-percent", K::kInt,
          "a GPU backend's share of device memory, percent (vLLM's gpu_memory_utilization x 100): the KV pool "
-         "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone",
-         0, 100}),
-    bind<&C::model, &ModelSection::cuda_graphs>(
+         "gets what the weights leave of it, capped by kv_budget; 0 = kv_budget alone (90 when kv_budget is auto)",
+         0, 100})),
+    serve_only(bind<&C::model, &ModelSection::cuda_graphs>(
         {"model", "cuda_graphs", "cuda-graphs", K::kBool,
          "a GPU backend replays decode steps as CUDA graphs, one per padded batch size; false launches every "
-         "kernel from the host (vLLM's --enforce-eager)"}),
-    bind<&C::model, &ModelSection::max_step_tokens>(
+         "kernel from the host (vLLM's --enforce-eager)"})),
+    serve_only(bind<&C::model, &ModelSection::max_step_tokens>(
         {"model", "max_step_tokens", "max-step-tokens", K::kInt,
-         "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens}),
-    bind<&C::model, &ModelSection::max_running>(
+         "tokens per forward pass (decodes plus prefill chunks)", 1, kMaxTokens})),
+    serve_only(bind<&C::model, &ModelSection::max_running>(
         {"model", "max_running", "max-running", K::kInt,
          "sequences running at once (capped at max_step_tokens); 0 = as many as the KV budget holds", 0,
-         kMaxTokens}),
-    bind<&C::model, &ModelSection::chunked_prefill>(
-        {"model", "chunked_prefill", "chunked-prefill", K::kBool, "split long prompts across steps"}),
+         kMaxTokens})),
+    serve_only(bind<&C::model, &ModelSection::chunked_prefill>(
+        {"model", "chunked_prefill", "chunked-prefill", K::kBool, "split long prompts across steps"})),
     bind<&C::model, &ModelSection::prefix_cache>(
         {"model", "prefix_cache", "prefix-cache", K::kBool, "reuse cached prompt prefixes within a tenant's scope"}),
-    bind<&C::model, &ModelSection::eviction_policy>(
+    serve_only(bind<&C::model, &ModelSection::eviction_policy>(
         {"model", "eviction_policy", "eviction-policy", K::kString,
          "the KV cache's eviction policy, name[:key=value,...]: lru, s3fifo, cost or fair (changeable live through "
-         "the admin API)", 0, 0, false}),
-    bind<&C::model, &ModelSection::max_waiting>(
+         "the admin API)", 0, 0, false})),
+    serve_only(bind<&C::model, &ModelSection::max_waiting>(
         {"model", "max_waiting", "max-waiting", K::kInt,
-         "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens}),
+         "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens})),
 };
 
 // [limits]
@@ -192,36 +208,39 @@ constexpr Option kLimitsOptions[] = {
 
 // [kv_tiers]
 constexpr Option kKvTiersOptions[] = {
-    bind<&C::kv_tiers, &KvTiersSection::host_bytes>(
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::host_bytes>(
         {"kv_tiers", "host_bytes", "kv-host-bytes", K::kBytes,
-         "host memory for KV blocks below the device pool; 0 = no host tier", 0}),
-    bind<&C::kv_tiers, &KvTiersSection::host_policy>(
+         "host memory for KV blocks below the device pool; 0 = no host tier; \"auto\" = 10% of available memory",
+         0, std::numeric_limits<int64_t>::max(), true, {}, true})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::host_policy>(
         {"kv_tiers", "host_policy", "kv-host-policy", K::kString,
-         "the host tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
-    bind<&C::kv_tiers, &KvTiersSection::disk_bytes>(
+         "the host tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::disk_bytes>(
         {"kv_tiers", "disk_bytes", "kv-disk-bytes", K::kBytes,
-         "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier", 0}),
-    bind<&C::kv_tiers, &KvTiersSection::disk_policy>(
+         "disk for KV blocks, in RocksDB under <data.dir>/kv; 0 = no disk tier; \"auto\" = 10% of the disk free "
+         "there (counting what the tier holds)",
+         0, std::numeric_limits<int64_t>::max(), true, {}, true})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::disk_policy>(
         {"kv_tiers", "disk_policy", "kv-disk-policy", K::kString,
-         "the disk tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false}),
-    bind<&C::kv_tiers, &KvTiersSection::move_aside_corrupt>(
+         "the disk tier's eviction policy, name[:key=value,...] (changeable live)", 0, 0, false})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::move_aside_corrupt>(
         {"kv_tiers", "move_aside_corrupt", "kv-move-aside-corrupt", K::kBool,
-         "a disk tier that will not open is renamed aside and a fresh one made, instead of refusing to start"}),
-    bind<&C::kv_tiers, &KvTiersSection::redis>(
+         "a disk tier that will not open is renamed aside and a fresh one made, instead of refusing to start"})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis>(
         {"kv_tiers", "redis", "kv-redis", K::kString,
          "host:port of a Redis server the replicas share for KV blocks (size it with maxmemory and "
-         "maxmemory-policy allkeys-lru); empty = none"}),
-    bind<&C::kv_tiers, &KvTiersSection::redis_mode>(
+         "maxmemory-policy allkeys-lru); empty = none"})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis_mode>(
         {"kv_tiers", "redis_mode", "kv-redis-mode", K::kChoice,
          "below_disk (read after the disk tier, written with it) or instead_of_disk (no disk tier)", 0, 0, true,
-         kRedisModes}),
-    bind<&C::kv_tiers, &KvTiersSection::redis_timeout_ms>(
+         kRedisModes})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis_timeout_ms>(
         {"kv_tiers", "redis_timeout_ms", "kv-redis-timeout-ms", K::kInt,
-         "connecting to Redis and each command at most this long; past it, a miss (counted)", 1, 60'000}),
-    bind<&C::kv_tiers, &KvTiersSection::redis_ttl_s>(
+         "connecting to Redis and each command at most this long; past it, a miss (counted)", 1, 60'000})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis_ttl_s>(
         {"kv_tiers", "redis_ttl_s", "kv-redis-ttl-s", K::kInt,
          "each block expires from Redis this long after its last write; 0 = only Redis's eviction", 0,
-         365LL * 24 * 3600}),
+         365LL * 24 * 3600})),
 };
 
 // [data]
@@ -240,35 +259,35 @@ constexpr Option kAdminOptions[] = {
 
 // [metrics]
 constexpr Option kMetricsOptions[] = {
-    bind<&C::metrics, &MetricsSection::listen>(
+    serve_only(bind<&C::metrics, &MetricsSection::listen>(
         {"metrics", "listen", "metrics-listen", K::kString,
          "serve GET /metrics without a token on this plain-HTTP host:port; empty = on the API listener, "
-         "behind the admin token"}),
+         "behind the admin token"})),
 };
 
 // [cluster]
 constexpr Option kClusterOptions[] = {
-    bind<&C::cluster, &ClusterSection::block_events>(
+    serve_only(bind<&C::cluster, &ClusterSection::block_events>(
         {"cluster", "block_events", "block-events", K::kString,
          "publish the KV tiers' block events for kvgate route on this ZeroMQ endpoint to bind (tcp://host:port, "
-         "ipc://path); empty = none"}),
+         "ipc://path); empty = none"})),
     bind<&C::cluster, &ClusterSection::internal_token_file>(
         {"cluster", "internal_token_file", "internal-token-file", K::kString,
          "be a replica of a kvgate route front: serve /internal/ to the front presenting the token in this file "
          "(32+ printable characters) and refuse tenants' /v1 generation routes; empty = not a replica"}),
-    bind<&C::cluster, &ClusterSection::replicas>(
+    route_only(bind<&C::cluster, &ClusterSection::replicas>(
         {"cluster", "replicas", "replicas", K::kString,
-         "kvgate route: the replicas' https:// URLs, comma-separated (--replica adds one)"}),
-    bind<&C::cluster, &ClusterSection::replica_ca>(
+         "kvgate route: the replicas' https:// URLs, comma-separated (--replica adds one)"})),
+    route_only(bind<&C::cluster, &ClusterSection::replica_ca>(
         {"cluster", "replica_ca", "replica-ca", K::kString,
-         "kvgate route: a PEM bundle the replicas' TLS certificates chain to; empty = the system's trust store"}),
-    bind<&C::cluster, &ClusterSection::router>(
+         "kvgate route: a PEM bundle the replicas' TLS certificates chain to; empty = the system's trust store"})),
+    route_only(bind<&C::cluster, &ClusterSection::router>(
         {"cluster", "router", "router", K::kString,
          "kvgate route: the route policy, cache_aware, round_robin or random (with :key=value parameters)", 0, 0,
-         false}),
-    bind<&C::cluster, &ClusterSection::health_interval_ms>(
+         false})),
+    route_only(bind<&C::cluster, &ClusterSection::health_interval_ms>(
         {"cluster", "health_interval_ms", "health-interval-ms", K::kInt,
-         "kvgate route: how often each replica is asked whether it is up", 50, kDayMs}),
+         "kvgate route: how often each replica is asked whether it is up", 50, kDayMs})),
 };
 
 // [log]
@@ -344,6 +363,7 @@ std::string check_value(const Option& o, const OptionValue& v) {
     case K::kInt:
     case K::kBytes: {
       const int64_t n = std::get<int64_t>(v);
+      if (o.kind == K::kBytes && o.allow_auto && n == kAutoBytes) return {};
       auto show = [&](int64_t x) { return o.kind == K::kBytes ? format_byte_size(x) : std::to_string(x); };
       if (n < o.min) return "must be at least " + show(o.min) + " (got " + show(n) + ")";
       if (n > o.max) return "must be at most " + show(o.max) + " (got " + show(n) + ")";
@@ -390,6 +410,7 @@ OptionValue value_from_text(const Option& o, std::string_view text) {
       return n;
     }
     case K::kBytes:
+      if (o.allow_auto && text == "auto") return kAutoBytes;
       return parse_byte_size(text);
     case K::kString:
     case K::kChoice:
@@ -406,6 +427,7 @@ std::string format_value(const Option& o, const OptionValue& v) {
     case K::kInt:
       return std::to_string(std::get<int64_t>(v));
     case K::kBytes: {
+      if (std::get<int64_t>(v) == kAutoBytes) return "\"auto\"";
       const std::string s = format_byte_size(std::get<int64_t>(v));
       return s.find_first_not_of("0123456789") == std::string::npos ? s : toml_string(s);
     }

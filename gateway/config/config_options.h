@@ -33,8 +33,18 @@ enum class OptionKind {
 };
 
 // A value as the table moves it: bool for kBool, int64_t for kInt and kBytes
-// (bytes already parsed), std::string for the rest (addresses as text).
+// (bytes already parsed; "auto" as kAutoBytes), std::string for the rest
+// (addresses as text).
 using OptionValue = std::variant<bool, int64_t, std::string>;
+
+// The subcommands that read a ServerConfig. Each has flags for the options
+// it uses only, so its --help lists nothing that means nothing to it. A
+// config file may hold every option (one file can configure a front and its
+// replicas): a command ignores the keys it does not use.
+enum class ServerCommand : uint8_t {
+  kServe = 1,  // kvgate serve (and kvgate cache purge, which reads serve's configuration)
+  kRoute = 2,  // kvgate route, the front: the edge's options, none of the engine's
+};
 
 struct Option {
   std::string_view table;  // "server"
@@ -46,8 +56,13 @@ struct Option {
   int64_t max = std::numeric_limits<int64_t>::max();
   bool allow_empty = true;                    // kString
   std::span<const std::string_view> choices;  // kChoice
+  bool allow_auto = false;                    // kBytes: "auto" (kAutoBytes) is a value too
   OptionValue (*get)(const ServerConfig&) = nullptr;
   void (*set)(ServerConfig&, const OptionValue&) = nullptr;  // the value has passed check_value()
+  // The ServerCommands with a flag for it, as a mask: both, unless the row
+  // is serve_only (the engine's) or route_only (the front's).
+  uint8_t commands = static_cast<uint8_t>(ServerCommand::kServe) | static_cast<uint8_t>(ServerCommand::kRoute);
+  bool is_flag_of(ServerCommand c) const { return (commands & static_cast<uint8_t>(c)) != 0; }
 
   std::string name() const;  // "server.io_threads"
 };

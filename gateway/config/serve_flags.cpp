@@ -32,7 +32,7 @@ std::string_view type_name_of(OptionKind kind) {
 
 }  // namespace
 
-std::shared_ptr<ServeFlags> ServeFlags::add_to(CLI::App& cmd) {
+std::shared_ptr<ServeFlags> ServeFlags::add_to(CLI::App& cmd, ServerCommand command) {
   std::shared_ptr<ServeFlags> f(new ServeFlags());
   cmd.add_option("--config", f->config_file_, "TOML config file (flags given override its values)")
       ->type_name("FILE");
@@ -42,6 +42,7 @@ std::shared_ptr<ServeFlags> ServeFlags::add_to(CLI::App& cmd) {
   for (const Option& o : all_options()) {
     Given& g = f->given_[option_index(o)];
     g.option = &o;
+    if (!o.is_flag_of(command)) continue;
     const std::string flag = "--" + std::string(o.flag);
     const std::string help = std::string(o.help) + " [" + o.name() + "]";
     if (o.kind == OptionKind::kBool) {
@@ -58,7 +59,7 @@ ServerConfig ServeFlags::resolve() const {
   ConfigLayers layers;
   if (!config_file_.empty()) add_toml_layer(layers, read_config_file(config_file_), config_file_);
   for (const Given& g : given_) {
-    if (g.cli->count() == 0) continue;
+    if (!g.cli || g.cli->count() == 0) continue;
     const std::string flag = "--" + std::string(g.option->flag);
     try {
       const OptionValue v = g.option->kind == OptionKind::kBool ? OptionValue(g.flag) : value_from_text(*g.option, g.text);

@@ -1,12 +1,15 @@
-// ServeFlags: the flags of `kvgate serve`: --config FILE, --print-config, and
-// one flag per config option (--listen, --model, --kv-budget, ...; a boolean
-// also has --no-<flag>). resolve() layers them: a flag given beats the
-// file's value, which beats the default.
+// ServeFlags: the flags of `kvgate serve` and `kvgate route`: --config FILE,
+// --print-config, and one flag per config option the command uses
+// (--listen, --model, --kv-budget, ...; a boolean also has --no-<flag>):
+// `route` has none of the engine's (--kv-budget, --cuda-graphs, the KV
+// tiers'), `serve` none of the front's (--router, --replicas).
+// resolve() layers them: a flag given beats the file's value, which beats
+// the default.
 //
 // The serving layer owns the subcommand; it calls add_to() while building
 // the CLI and resolve() in the subcommand's callback:
 //
-//   auto flags = ServeFlags::add_to(*serve);
+//   auto flags = ServeFlags::add_to(*serve, ServerCommand::kServe);
 //   serve->callback([flags] {
 //     ServerConfig c = flags->resolve();
 //     if (flags->print_config()) { std::fputs(to_toml(c).c_str(), stdout); return; }
@@ -30,9 +33,10 @@ namespace kvgate::config {
 
 class ServeFlags {
  public:
-  // Registers the flags on `cmd`, grouped by config table in --help, each
-  // showing its default.
-  static std::shared_ptr<ServeFlags> add_to(CLI::App& cmd);
+  // Registers the flags of `command`'s options on `cmd`, grouped by config
+  // table in --help, each showing its default. Any other option's flag is
+  // an unknown option to CLI11; the --config file may still set it.
+  static std::shared_ptr<ServeFlags> add_to(CLI::App& cmd, ServerCommand command);
 
   // Defaults < the --config file < the flags given. Throws kvgate::Error
   // listing every problem, each naming its flag or file:line:column.
@@ -51,7 +55,7 @@ class ServeFlags {
   // once, before any is registered, and never grows.
   struct Given {
     const Option* option = nullptr;
-    CLI::Option* cli = nullptr;
+    CLI::Option* cli = nullptr;  // null: the command has no flag for the option
     std::string text;   // every kind but kBool
     bool flag = false;  // kBool: --x is true, --no-x false
   };

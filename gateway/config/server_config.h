@@ -6,7 +6,9 @@
 // Invariants: a ServerConfig that load_config(), parse_config() or
 // ServeFlags::resolve() returned has passed every range and cross-option
 // check in config_options.cpp; a default one passes them too (a test holds
-// it). Zero in a field documented as "0 = X" means X, never "none".
+// it). Zero in a field documented as "0 = X" means X, never "none";
+// kAutoBytes in a byte count that may be "auto" is a size the server
+// chooses at start (below).
 //
 // Threads: a plain value; build it on one thread, then share it as const.
 #pragma once
@@ -17,6 +19,11 @@
 #include "gateway/config/listen_address.h"
 
 namespace kvgate::config {
+
+// A byte count left to the server: "auto" in the file and on the command
+// line. `kvgate serve` sizes it at start from the model and what the machine
+// has free, and prints what it chose and why (gateway/serving/kv_sizes.h).
+inline constexpr int64_t kAutoBytes = -1;
 
 // [server]: the listeners, the I/O threads and what one connection may cost.
 struct ServerSection {
@@ -51,7 +58,7 @@ struct ModelSection {
   std::string chat_template;                // a Jinja file to render chats with; empty = the model's own
   std::string backend = "auto";             // auto | cpu | cuda
   int32_t block_size = 16;                  // tokens per KV block (the prefix cache shares whole blocks)
-  int64_t kv_budget_bytes = int64_t{1} << 30;  // KV cache memory ("1GiB" in the file)
+  int64_t kv_budget_bytes = kAutoBytes;     // KV cache memory ("1GiB" in the file), or auto
   std::string kv_type = "f32";              // K/V element type: f32 | f16 | bf16 (either backend)
   // A GPU backend's share of its device's memory in percent (vLLM's
   // gpu_memory_utilization x 100): the KV pool gets what is left of it after
@@ -83,11 +90,12 @@ struct LimitsSection {
 
 // [kv_tiers]: where KV blocks go below the device pool (docs/kv-tiers.md):
 // host memory, then a RocksDB database under <data.dir>/kv. Each tier has
-// its own capacity and eviction policy; 0 bytes leaves the tier out.
+// its own capacity (auto by default) and eviction policy; 0 bytes leaves
+// the tier out.
 struct KvTiersSection {
-  int64_t host_bytes = int64_t{2} << 30;
+  int64_t host_bytes = kAutoBytes;
   std::string host_policy = "lru";
-  int64_t disk_bytes = int64_t{16} << 30;
+  int64_t disk_bytes = kAutoBytes;
   std::string disk_policy = "lru";
   // A disk tier that will not open: renamed to <dir>.corrupt-<time> and a
   // fresh one made, instead of refusing to start.

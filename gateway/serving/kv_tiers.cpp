@@ -5,6 +5,7 @@
 
 #include "cache/tiers/stacked_store.h"
 #include "base/error.h"
+#include "gateway/config/byte_size.h"
 #include "gateway/config/listen_address.h"
 #include "policies/eviction/policy_registry.h"
 
@@ -17,7 +18,7 @@ std::vector<std::string> KvTiers::names() const {
   return out;
 }
 
-KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity,
+KvTiers open_kv_tiers(const config::ServerConfig& c, const KvSizes& sizes, const cache::KvIdentity& identity,
                       cache::BlockEventListener* events) {
   KvTiers t;
   const auto& k = c.kv_tiers;
@@ -26,15 +27,15 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& id
     return policies::make_eviction_policy(policies::parse_policy_spec(spec));  // checked with the config
   };
   const auto record = static_cast<int64_t>(cache::record_bytes(identity));
-  if (k.host_bytes >= record) {
-    t.host = std::make_shared<cache::HostTier>(k.host_bytes, identity, policy(k.host_policy));
+  if (sizes.host.bytes >= record) {
+    t.host = std::make_shared<cache::HostTier>(sizes.host.bytes, identity, policy(k.host_policy));
     t.host->set_listener(events);
   }
   const bool redis = !k.redis.empty();
-  if (k.disk_bytes >= record && !(redis && k.redis_mode == "instead_of_disk")) {
+  if (sizes.disk.bytes >= record && !(redis && k.redis_mode == "instead_of_disk")) {
     cache::DiskTierOptions o;
     o.dir = c.kv_disk_path();
-    o.capacity_bytes = k.disk_bytes;
+    o.capacity_bytes = sizes.disk.bytes;
     o.identity = identity;
     o.policy = policy(k.disk_policy);
     o.move_aside_corrupt = k.move_aside_corrupt;
@@ -66,21 +67,22 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& id
   return t;
 }
 
-std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& identity) {
+std::vector<std::string> describe(const KvTiers& t, const KvSizes& sizes, const cache::KvIdentity& identity) {
   std::vector<std::string> out;
   const auto record = static_cast<int64_t>(cache::record_bytes(identity));
-  const auto line = [&](const char* tier, const cache::TierStats& s, const std::string& policy, const std::string& more) {
-    char buf[320];
+  const auto line = [&](const char* tier, const cache::TierStats& s, const std::string& why, const std::string& policy,
+                        const std::string& more) {
+    char buf[160];
     const int64_t blocks = s.capacity_bytes / record;
-    std::snprintf(buf, sizeof buf, "KV %s tier: %lld blocks (%lld tokens, %.1f MiB), policy %s%s", tier,
+    std::snprintf(buf, sizeof buf, "KV %s tier: %lld blocks (%lld tokens, %.1f MiB; ", tier,
                   static_cast<long long>(blocks), static_cast<long long>(blocks * identity.block_size),
-                  static_cast<double>(s.capacity_bytes) / 1048576.0, policy.c_str(), more.c_str());
-    out.emplace_back(buf);
+                  static_cast<double>(s.capacity_bytes) / 1048576.0);
+    out.push_back(buf + why + "), policy " + policy + more);
   };
-  if (t.host) line("host", t.host->stats(), t.host->policy_name(), "");
+  if (t.host) line("host", t.host->stats(), sizes.host.why, t.host->policy_name(), "");
   if (t.disk) {
     const cache::TierStats s = t.disk->stats();
-    line("disk", s, t.disk->policy_name(),
+    line("disk", s, sizes.disk.why, t.disk->policy_name(),
          ", " + std::to_string(s.blocks) + (s.blocks == 1 ? " block" : " blocks") + " found" +
              (s.foreign > 0 ? ", " + std::to_string(s.foreign) +
                                   " of another model or KV layout ignored (kvgate cache purge removes them)"
@@ -94,6 +96,14 @@ std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& ide
     out.push_back("KV redis tier: " + t.redis->address() + (t.disk ? ", below the disk tier" : ", instead of a disk tier") +
                   (s.connected ? ", connected" : ", not answering now (its blocks are misses until it does)"));
   }
+  // A size that holds no block leaves its tier out; say so rather than drop it silently.
+  const auto too_small = [&](const char* tier, const SizeChoice& size) {
+    if (size.bytes > 0 && size.bytes < record)
+      out.push_back(std::string("KV ") + tier + " tier: none, " + config::readable_byte_size(size.bytes) + " (" +
+                    size.why + ") is less than one block of " + config::readable_byte_size(record));
+  };
+  if (!t.host) too_small("host", sizes.host);
+  if (!t.disk) too_small("disk", sizes.disk);
   if (!t.host && !t.disk && !t.redis) out.emplace_back("KV tiers: none below the device (an evicted block is forgotten)");
   return out;
 }

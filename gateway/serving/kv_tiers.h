@@ -16,6 +16,7 @@
 #include "cache/tiers/redis_tier.h"
 #include "cache/tiers/tier_mover.h"
 #include "gateway/config/server_config.h"
+#include "gateway/serving/kv_sizes.h"
 
 namespace kvgate::serving {
 
@@ -31,16 +32,17 @@ struct KvTiers {
   std::vector<std::string> names() const;
 };
 
-// Opens the configured tiers. Throws kvgate::Error naming the directory when
+// Opens the configured tiers, the host and disk ones at `sizes` (a tier
+// whose size is below one record is left out). Throws kvgate::Error naming the directory when
 // the disk tier will not open (unless kv_tiers.move_aside_corrupt). A Redis
 // that is down is no error: its tier misses until it answers.
 // `events`, when given, is told what the host and disk tiers store and
 // remove (the disk's existing blocks as it opens) and must outlive them.
-KvTiers open_kv_tiers(const config::ServerConfig& c, const cache::KvIdentity& identity,
+KvTiers open_kv_tiers(const config::ServerConfig& c, const KvSizes& sizes, const cache::KvIdentity& identity,
                       cache::BlockEventListener* events = nullptr);
 
 // One line per tier for the start-up report: capacity in blocks and tokens,
-// policy, and for the disk what was found there.
-std::vector<std::string> describe(const KvTiers& t, const cache::KvIdentity& identity);
+// why it is that size, policy, and for the disk what was found there.
+std::vector<std::string> describe(const KvTiers& t, const KvSizes& sizes, const cache::KvIdentity& identity);
 
 }  // namespace kvgate::serving

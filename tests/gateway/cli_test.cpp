@@ -1,6 +1,8 @@
 // The kvgate binary as a user runs it: real processes, real files, exit codes.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #include <functional>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "engine/model/gguf.h"
 #include "engine/model/gguf_writer.h"
@@ -154,6 +158,31 @@ TEST(Cli, AnUnknownCommandIsAnErrorEvenWithHelp) {
   EXPECT_EQ(kvgate("info --help").exit_code, 0);
 }
 
+// Each server command lists and takes its own flags: a route front runs no
+// engine, so the engine's flags (KV budget, CUDA graphs, the KV tiers) are
+// not in its --help and are unknown options there; `serve` keeps them.
+TEST(Cli, RouteHasNoEngineFlags) {
+  const std::string engine_flags[] = {"--kv-budget", "--cuda-graphs", "--gpu-memory-percent", "--kv-host-bytes",
+                                      "--kv-host-policy", "--kv-disk-bytes", "--max-running", "--block-events"};
+  // "  --kv-budget BYTES=...", "  --cuda-graphs,--no-cuda-graphs{false}=true"
+  const auto lists = [](const std::string& help, const std::string& flag) {
+    return help.find("  " + flag + " ") != std::string::npos || help.find("  " + flag + ",") != std::string::npos;
+  };
+  const CliRun route = kvgate("route --help");
+  ASSERT_EQ(route.exit_code, 0) << route.out;
+  for (const std::string& flag : engine_flags) EXPECT_FALSE(lists(route.out, flag)) << flag;
+  EXPECT_TRUE(lists(route.out, "--router")) << route.out;
+  EXPECT_TRUE(lists(route.out, "--block-size")) << route.out;
+  const CliRun serve = kvgate("serve --help");
+  ASSERT_EQ(serve.exit_code, 0) << serve.out;
+  for (const std::string& flag : engine_flags) EXPECT_TRUE(lists(serve.out, flag)) << flag;
+  EXPECT_FALSE(lists(serve.out, "--router")) << serve.out;
+  const CliRun refused = kvgate("route --kv-budget 1G");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.out.find("not expected"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("--kv-budget"), std::string::npos) << refused.out;
+}
+
 // The mixture people download, from kvgate's own quantizer: llama-quantize's
 // types per tensor, reported by `info`, and a model that generates.
 TEST(Cli, MkmodelWritesAQ4_K_MModelThatInfoDescribes) {
@@ -174,6 +203,107 @@ TEST(Cli, MkmodelWritesAQ4_K_MModelThatInfoDescribes) {
   CliRun bad = kvgate("mkmodel --out " + out + " --vocab-from x --layers 1 --dim 64 --heads 1 --ffn 64 --type q3_k");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.out.find("unknown type q3_k"), std::string::npos) << bad.out;
+}
+
+// A sanitizer build's resident memory is mostly its shadow, not kvgate's.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KVGATE_CLI_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KVGATE_CLI_SANITIZED 1
+#endif
+#endif
+
+// `kvgate serve ARGS` in a process of its own until it says it is listening
+// (or ends): the lines it printed, and its resident memory at that moment.
+// The server is then stopped with SIGTERM.
+struct StartedServer {
+  std::vector<std::string> lines;
+  int64_t rss_kib = -1;  // VmRSS once it listens; -1 when it never did
+  bool has(const std::string& text) const {
+    for (const std::string& l : lines)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+  std::string all() const {
+    std::string out;
+    for (const std::string& l : lines) out.append(l).append("\n");
+    return out;
+  }
+};
+
+StartedServer start_serve(const std::string& args) {
+  int out[2];
+  EXPECT_EQ(pipe(out), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+  posix_spawn_file_actions_addclose(&fa, out[0]);
+  const std::string command = std::string("exec " KVGATE_BINARY " serve ") + args;
+  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, "/bin/sh", &fa, nullptr, const_cast<char* const*>(argv), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  StartedServer s;
+  FILE* f = fdopen(out[0], "r");
+  char* line = nullptr;
+  size_t cap = 0;
+  for (ssize_t n; (n = getline(&line, &cap, f)) > 0;) {
+    s.lines.emplace_back(line, static_cast<size_t>(line[n - 1] == '\n' ? n - 1 : n));
+    if (s.lines.back().find(" listening on ") == std::string::npos) continue;
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string key; status >> key;)
+      if (key == "VmRSS:" && status >> s.rss_kib) break;
+    kill(pid, SIGTERM);
+  }
+  free(line);
+  fclose(f);
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  return s;
+}
+
+// The embedded default sizes its KV cache from the model and the machine
+// and says so: stories260K's 2048-token context x 256 running sequences is
+// 640 MiB of f32 K/V (less only where 10% of the available memory is less),
+// and the concurrency is the smaller of max_running's 256 and what the KV
+// cache holds, not the 409.59x a fixed 1 GiB budget promised. Nothing of
+// the pool is resident until written: the server listens in well under
+// 300 MB (it held 1.2 GB). --backend cpu, so a GPU's runtime on the machine
+// is not counted; sanitizer builds keep shadow memory, so they check the
+// lines only.
+TEST(Cli, ServeSizesItsDefaultsFromTheModelAndSaysWhy) {
+  TempDir dir;
+  const StartedServer s = start_serve("--model " + kStories + " --backend cpu --listen 127.0.0.1:0 --data-dir " +
+                                      dir.sub("data"));
+  ASSERT_GE(s.rss_kib, 0) << s.all();
+  const bool fits = s.has("kvgate: KV budget 640.0 MiB (auto: 2048-token context x 256 running; 10% of ");
+  EXPECT_TRUE(fits || s.has("available memory; 2048-token context x 256 running would need 640.0 MiB)")) << s.all();
+  EXPECT_TRUE(fits ? s.has("KV cache 524288 tokens (32768 blocks of 16, f32, 640.0 MiB of host memory), maximum "
+                           "concurrency 256x for 2048-token requests (max_running; the KV cache alone would hold 256.00x)")
+                   : s.has("x for 2048-token requests (the KV cache; max_running would allow 256)"))
+      << s.all();
+  EXPECT_TRUE(s.has("KV host tier: ") && s.has("; auto: 10% of ") && s.has(" available memory), policy lru"))
+      << s.all();
+  EXPECT_TRUE(s.has("KV disk tier: ") && s.has("free for " + dir.sub("data") + "/kv), policy lru")) << s.all();
+#ifndef KVGATE_CLI_SANITIZED
+  EXPECT_LT(s.rss_kib, 300 * 1024) << s.all();
+#endif
+}
+
+// Sizes given are used exactly as given, and said to be.
+TEST(Cli, ServeKeepsTheSizesItIsGiven) {
+  TempDir dir;
+  const StartedServer s = start_serve("--model " + kStories + " --backend cpu --listen 127.0.0.1:0 --data-dir " +
+                                      dir.sub("data") + " --kv-budget 1GiB --kv-host-bytes 0 --kv-disk-bytes 64MiB");
+  ASSERT_GE(s.rss_kib, 0) << s.all();
+  EXPECT_TRUE(s.has("kvgate: KV budget 1.0 GiB (model.kv_budget)")) << s.all();
+  EXPECT_TRUE(s.has("KV cache 838848 tokens (52428 blocks of 16, f32, 1024.0 MiB of host memory), maximum concurrency "
+                    "256x for 2048-token requests (max_running; the KV cache alone would hold 409.59x)")) << s.all();
+  EXPECT_FALSE(s.has("KV host tier")) << s.all();
+  EXPECT_TRUE(s.has(" tokens, 64.0 MiB; kv_tiers.disk_bytes), policy lru")) << s.all();
 }
 
 // Bad input: a clear message naming the problem and a non-zero exit, never a crash.

@@ -1,8 +1,10 @@
 // K/V in f16 and bf16 on the CPU backend: the conversions (kv_element.h)
-// against the scalar ones of float_convert.h, the pool's block copies, its
+// against the scalar ones of float_convert.h, the pool's block copies and its memory, its
 // capacity, and what the narrower K/V do to stories260K's greedy output.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -154,6 +156,36 @@ TEST_P(KvPoolTypes, BlockCopiedOutAndInRoundTripsBitExactly) {
 std::shared_ptr<const Model> stories() {
   static auto m = Model::load(shared_path("models/stories260K.gguf"));
   return m;
+}
+
+// This process's resident memory, from /proc/self/statm (in pages).
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// A pool is resident only as its blocks are written: at construction it
+// once wrote every byte, so a server held its whole KV budget in RAM before
+// its first request. An unwritten block still copies out as zeros.
+TEST(KvPool, OnlyWrittenBlocksBecomeResident) {
+  const int32_t layers = 4, blocks = 2048, B = 16, kvd = 256;  // f32: 256 MiB of K and V
+  const int64_t before = resident_bytes();
+  KvPool pool(KvType::kF32, layers, blocks, B, kvd);
+  const int64_t pool_bytes = static_cast<int64_t>(pool.block_bytes()) * blocks;
+  ASSERT_EQ(pool_bytes, int64_t{256} << 20);
+  EXPECT_LT(resident_bytes() - before, pool_bytes / 16);
+  std::vector<float> k(kvd, 1.5f), v(kvd, -2.0f);
+  for (int32_t l = 0; l < layers; ++l) pool.store(l, 7, 3, k.data(), v.data());
+  std::vector<std::byte> written(pool.block_bytes()), unwritten(pool.block_bytes(), std::byte{1});
+  pool.copy_block_out(7, written);
+  pool.copy_block_out(8, unwritten);
+  EXPECT_EQ(std::count(unwritten.begin(), unwritten.end(), std::byte{0}), static_cast<std::ptrdiff_t>(unwritten.size()));
+  float first_k = 0;
+  std::memcpy(&first_k, written.data() + 3 * kvd * sizeof(float), sizeof first_k);  // layer 0's K, slot 3
+  EXPECT_EQ(first_k, 1.5f);
+  EXPECT_LT(resident_bytes() - before, pool_bytes / 16);
 }
 
 TEST_P(KvPoolTypes, BackendReportsItsTypeAndTheBlocksItsBudgetHolds) {

@@ -55,5 +55,14 @@ TEST(ByteSize, FormatsInTheLargestExactUnitAndReadsBack) {
     EXPECT_EQ(parse_byte_size(format_byte_size(n)), n) << n;
 }
 
+TEST(ByteSize, ReadableSizesRoundToOneDecimalInTheLargestUnitReached) {
+  EXPECT_EQ(readable_byte_size(0), "0 B");
+  EXPECT_EQ(readable_byte_size(1023), "1023 B");
+  EXPECT_EQ(readable_byte_size(1024), "1.0 KiB");
+  EXPECT_EQ(readable_byte_size(int64_t{640} << 20), "640.0 MiB");
+  EXPECT_EQ(readable_byte_size((int64_t{23} << 30) / 10), "2.3 GiB");
+  EXPECT_EQ(readable_byte_size(int64_t{5} << 50), "5120.0 TiB");
+}
+
 }  // namespace
 }  // namespace kvgate::config

@@ -48,7 +48,9 @@ TEST(ConfigDefaults, AreTheDocumentedOnes) {
   EXPECT_TRUE(c.self_signed());
   EXPECT_EQ(c.model.backend, "auto");
   EXPECT_EQ(c.model.block_size, 16);
-  EXPECT_EQ(c.model.kv_budget_bytes, int64_t{1} << 30);
+  EXPECT_EQ(c.model.kv_budget_bytes, kAutoBytes);
+  EXPECT_EQ(c.kv_tiers.host_bytes, kAutoBytes);
+  EXPECT_EQ(c.kv_tiers.disk_bytes, kAutoBytes);
   EXPECT_EQ(c.model.max_step_tokens, 512);
   EXPECT_EQ(c.model.max_running, 256);
   EXPECT_TRUE(c.model.chunked_prefill);
@@ -171,6 +173,22 @@ TEST(ConfigFile, LoadsFromDiskAndNamesAMissingFile) {
   } catch (const Error& e) {
     EXPECT_HAS(e.what(), "config file");
   }
+}
+
+// The KV sizes may be "auto" (sized at start) or a count, which is kept
+// exactly; no other byte count takes "auto".
+TEST(ConfigFile, KvSizesAreAutoOrExactlyAsGiven) {
+  const ServerConfig a = parse_config("[model]\nkv_budget = \"auto\"\n[kv_tiers]\nhost_bytes = \"auto\"\n", "kvgate.toml");
+  EXPECT_EQ(a.model.kv_budget_bytes, kAutoBytes);
+  EXPECT_EQ(a.kv_tiers.host_bytes, kAutoBytes);
+  const ServerConfig n = parse_config(
+      "[model]\nkv_budget = \"1GiB\"\n[kv_tiers]\nhost_bytes = 0\ndisk_bytes = \"16GiB\"\n", "kvgate.toml");
+  EXPECT_EQ(n.model.kv_budget_bytes, int64_t{1} << 30);
+  EXPECT_EQ(n.kv_tiers.host_bytes, 0);
+  EXPECT_EQ(n.kv_tiers.disk_bytes, int64_t{16} << 30);
+  EXPECT_HAS(error_of("[server]\nbody_limit_bytes = \"auto\"\n"), "server.body_limit_bytes: 'auto' is not a byte count");
+  EXPECT_HAS(error_of("[model]\nkv_budget = -1\n"), "model.kv_budget must be at least 1 or \"auto\" (got -1)");
+  EXPECT_HAS(error_of("[model]\nkv_budget = \"Auto\"\n"), "'Auto' is not a byte count");
 }
 
 TEST(ConfigErrors, SyntaxErrorNamesLineAndColumn) {

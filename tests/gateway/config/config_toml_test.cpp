@@ -42,7 +42,8 @@ TEST(PrintConfig, EveryOptionIsPrintedUnderItsTable) {
   for (std::string_view t : option_tables()) EXPECT_NE(text.find(cat("\n[", t, "]\n")), std::string::npos) << t;
   for (const Option& o : all_options())
     EXPECT_NE(text.find(cat("\n", o.key, " = ")), std::string::npos) << o.name();
-  EXPECT_NE(text.find("kv_budget = \"1GiB\""), std::string::npos) << text;
+  EXPECT_NE(text.find("kv_budget = \"auto\""), std::string::npos) << text;
+  EXPECT_NE(text.find("host_bytes = \"auto\""), std::string::npos) << text;
   EXPECT_NE(text.find("listen = \"127.0.0.1:8443\""), std::string::npos) << text;
 }
 
@@ -61,6 +62,8 @@ TEST(PrintConfig, ChangedValuesRoundTrip) {
   c.model.name = "my-model";
   c.model.backend = "cuda";
   c.model.kv_budget_bytes = 9007199254740993;
+  c.kv_tiers.host_bytes = 0;
+  c.kv_tiers.disk_bytes = int64_t{16} << 30;
   c.model.max_running = 0;
   c.model.chunked_prefill = false;
   c.model.prefix_cache = false;
