@@ -28,7 +28,9 @@ KvPool::Pages::Pages(size_t bytes) : bytes_(bytes) {
   data_ = static_cast<std::byte*>(p);
 }
 
-KvPool::Pages::~Pages() { munmap(data_, bytes_); }
+KvPool::Pages::~Pages() {
+  if (data_) munmap(data_, bytes_);
+}
 
 void KvPool::store(int32_t layer, BlockId b, int32_t slot, const float* keys, const float* values) {
   cpu::with_kv_element(type_, [&]<typename E>(E) {

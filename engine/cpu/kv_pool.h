@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 
 #include "engine/batch.h"
 #include "engine/cpu/kv_element.h"
@@ -70,6 +71,12 @@ class KvPool {
     ~Pages();
     Pages(const Pages&) = delete;
     Pages& operator=(const Pages&) = delete;
+    Pages(Pages&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    Pages& operator=(Pages&& o) noexcept {
+      std::swap(data_, o.data_);
+      std::swap(bytes_, o.bytes_);
+      return *this;
+    }
     std::byte* data() { return data_; }
     const std::byte* data() const { return data_; }
 
