@@ -6,33 +6,44 @@
 namespace kvgate {
 
 StopStrings::StopStrings(std::vector<std::string> stops) {
-  for (std::string& s : stops)
-    if (!s.empty()) stops_.push_back(std::move(s));
+  for (std::string& text : stops) {
+    if (text.empty()) continue;
+    Stop s;
+    s.fail.assign(text.size(), 0);
+    for (uint32_t i = 1, k = 0; i < text.size(); ++i) {
+      while (k > 0 && text[i] != text[k]) k = s.fail[k - 1];
+      if (text[i] == text[k]) ++k;
+      s.fail[i] = k;
+    }
+    s.text = std::move(text);
+    stops_.push_back(std::move(s));
+  }
+}
+
+void StopStrings::Stop::advance(char c) {
+  while (state > 0 && text[state] != c) state = fail[state - 1];
+  if (text[state] == c) ++state;
 }
 
 StopStrings::Step StopStrings::push(std::string_view piece) {
   Step step;
   if (stopped_) return step;
+  const size_t base = held_.size();
   held_.append(piece);
 
-  // held_ had no whole match before this piece, so any match ends inside it;
-  // the first match to end is the one a character-by-character stream sees.
-  size_t best_end = std::string::npos, best_start = 0;
-  const std::string* best = nullptr;
-  for (const std::string& s : stops_) {
-    size_t at = held_.find(s);
-    if (at == std::string::npos) continue;
-    size_t end = at + s.size();
-    if (!best || end < best_end || (end == best_end && at < best_start)) {
-      best = &s;
-      best_end = end;
-      best_start = at;
+  // Byte by byte, so the first match to end is the one a character-by-
+  // character stream sees; of those ending together the longest starts first.
+  for (size_t i = 0; i < piece.size(); ++i) {
+    const Stop* hit = nullptr;
+    for (Stop& s : stops_) {
+      s.advance(piece[i]);
+      if (s.state == s.text.size() && (!hit || s.text.size() > hit->text.size())) hit = &s;
     }
-  }
-  if (best) {
-    step.emit = held_.substr(0, best_start);
+    if (!hit) continue;
+    // The match's earlier bytes were a held partial match, so all of it is in held_.
+    step.emit = held_.substr(0, base + i + 1 - hit->text.size());
     step.stopped = stopped_ = true;
-    step.matched = matched_ = *best;
+    step.matched = matched_ = hit->text;
     held_.clear();
     return step;
   }
@@ -40,7 +51,8 @@ StopStrings::Step StopStrings::push(std::string_view piece) {
   // Stop strings are whole UTF-8, so a held suffix that equals a prefix of
   // one starts on a character boundary: the emitted text never splits a
   // character that arrived whole.
-  size_t keep = held_suffix_length();
+  size_t keep = 0;
+  for (const Stop& s : stops_) keep = std::max<size_t>(keep, s.state);
   step.emit = held_.substr(0, held_.size() - keep);
   held_.erase(0, held_.size() - keep);
   return step;
@@ -50,20 +62,6 @@ std::string StopStrings::flush() {
   std::string out = std::move(held_);
   held_.clear();
   return out;
-}
-
-size_t StopStrings::held_suffix_length() const {
-  size_t longest = 0;
-  const std::string_view held(held_);
-  for (const std::string& s : stops_) {
-    // Proper prefixes only: a whole stop string would have matched.
-    for (size_t len = std::min(s.size() - 1, held.size()); len > longest; --len)
-      if (held.ends_with(std::string_view(s).substr(0, len))) {
-        longest = len;
-        break;
-      }
-  }
-  return longest;
 }
 
 }  // namespace kvgate

@@ -6,8 +6,15 @@
 // next piece decides it. Which stop matches, and what is emitted before it,
 // do not depend on how the text was cut into pieces: the match that ends
 // first wins (on a tie, the one that starts first).
+//
+// Cost: linear in the text, whatever the stop strings: each keeps a
+// Knuth-Morris-Pratt state (the longest prefix of it that the text ends
+// with) advanced byte by byte, which is also the held-back length. Searching
+// the held text again for every piece was quadratic in a stop string's
+// length, on the thread that streams every request's tokens.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +41,14 @@ class StopStrings {
   const std::string& matched() const { return matched_; }
 
  private:
-  size_t held_suffix_length() const;
+  struct Stop {
+    std::string text;
+    std::vector<uint32_t> fail;  // KMP: fail[i], the longest proper border of text[0..i]
+    uint32_t state = 0;          // the longest prefix of text that the text so far ends with
+    void advance(char c);
+  };
 
-  std::vector<std::string> stops_;
+  std::vector<Stop> stops_;
   std::string held_;  // arrived but not yet emitted
   bool stopped_ = false;
   std::string matched_;

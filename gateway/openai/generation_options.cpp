@@ -30,8 +30,14 @@ std::vector<std::string> stop_sequences(const FieldReader& body) {
   const json::value* v = body.find("stop");
   std::vector<std::string> out;
   if (!v) return out;
+  auto bounded = [](const json::string& s, const std::string& path) {
+    if (s.size() > kMaxStopBytes)
+      throw invalid_value(path, "a stop sequence may be at most " + std::to_string(kMaxStopBytes) + " bytes, but got " +
+                                    std::to_string(s.size()) + ".");
+    return std::string(s);
+  };
   if (v->is_string()) {
-    if (!v->get_string().empty()) out.emplace_back(v->get_string());
+    if (!v->get_string().empty()) out.push_back(bounded(v->get_string(), "stop"));
     return out;
   }
   if (!v->is_array()) throw invalid_type("stop", "a string or an array of strings", json_kind_name(*v));
@@ -41,7 +47,7 @@ std::vector<std::string> stop_sequences(const FieldReader& body) {
                                     " instead.");
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (!a[i].is_string()) throw invalid_type("stop[" + std::to_string(i) + "]", "a string", json_kind_name(a[i]));
-    if (!a[i].get_string().empty()) out.emplace_back(a[i].get_string());
+    if (!a[i].get_string().empty()) out.push_back(bounded(a[i].get_string(), "stop[" + std::to_string(i) + "]"));
   }
   return out;
 }

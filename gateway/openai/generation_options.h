@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@
 namespace kvgate::openai {
 
 inline constexpr int kMaxStopSequences = 4;  // as OpenAI
+// Bytes of one stop sequence: far past any real one, and a bound on what a
+// request can ask the stream's matcher to hold back.
+inline constexpr std::size_t kMaxStopBytes = 1024;
 
 struct GenerationOptions {
   std::optional<int32_t> max_tokens;  // >= 1 when given

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,55 @@ TEST(StopStrings, ResultDoesNotDependOnChunking) {
     EXPECT_EQ(o.matched, whole.matched) << "cut at " << cut;
   }
   EXPECT_EQ(run(stops, chars(text)).emitted, whole.emitted);
+}
+
+// Against the definition, on texts and stops over a two-letter alphabet
+// (borders everywhere, the case KMP's failure links exist for), in pieces
+// of random sizes: the emitted text is everything before the first match to
+// end (the longest of those ending together), or all of it.
+TEST(StopStrings, MatchesTheDefinitionOnRandomTexts) {
+  std::mt19937 rng(11);
+  auto word = [&](size_t n) {
+    std::string w;
+    for (size_t i = 0; i < n; ++i) w += "ab"[rng() % 2];
+    return w;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<std::string> stops;
+    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) stops.push_back(word(1 + rng() % 6));
+    const std::string text = word(rng() % 24);
+    size_t end = std::string::npos, start = 0;
+    std::string matched;
+    for (const std::string& st : stops) {
+      const size_t at = text.find(st);
+      if (at == std::string::npos) continue;
+      if (at + st.size() < end || (at + st.size() == end && at < start)) {
+        end = at + st.size(), start = at, matched = st;
+      }
+    }
+    std::vector<std::string> pieces;
+    for (size_t i = 0; i < text.size();) {
+      const size_t n = std::min<size_t>(text.size() - i, 1 + rng() % 4);
+      pieces.push_back(text.substr(i, n));
+      i += n;
+    }
+    const Outcome o = run(stops, pieces);
+    ASSERT_EQ(o.emitted, matched.empty() ? text : text.substr(0, start)) << text;
+    ASSERT_EQ(o.matched, matched) << text;
+  }
+}
+
+// A long stop string with a long border costs a pass over the text, not a
+// search per piece (40,000 one-byte pieces against a 20,001-byte stop:
+// quadratic work per piece would be 10^13 steps).
+TEST(StopStrings, ALongStopStringStaysLinear) {
+  StopStrings s({std::string(20000, 'a') + "b"});
+  size_t emitted = 0;
+  for (int i = 0; i < 40000; ++i) emitted += s.push("a").emit.size();
+  EXPECT_EQ(emitted, 20000u);  // the last 20,000 a's may still begin the stop
+  const StopStrings::Step last = s.push("b");
+  EXPECT_TRUE(last.stopped);
+  EXPECT_EQ(last.emit, "");
 }
 
 TEST(StopStrings, MultibyteTextIsNeverSplit) {

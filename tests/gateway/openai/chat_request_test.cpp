@@ -151,6 +151,16 @@ TEST(ChatRequest, StopMayBeOneString) {
   EXPECT_EQ(parse_chat_completion_request(body_with(R"("stop": ["a", "b", "c", "d"])")).options.stop.size(), 4u);
 }
 
+TEST(ChatRequest, AStopSequenceIsBounded) {
+  const std::string longest(kMaxStopBytes, 'x');
+  EXPECT_EQ(parse_chat_completion_request(body_with("\"stop\": \"" + longest + "\"")).options.stop.at(0), longest);
+  EXPECT_EQ(error_of([&] { parse_chat_completion_request(body_with("\"stop\": \"" + longest + "x\"")); }).param,
+            "stop");
+  EXPECT_EQ(error_of([&] { parse_chat_completion_request(body_with("\"stop\": [\"a\", \"" + longest + "x\"]")); })
+                .param,
+            "stop[1]");
+}
+
 TEST(ChatRequest, TopKMinusOneIsOff) {
   EXPECT_EQ(parse_chat_completion_request(body_with(R"("top_k": -1)")).options.top_k, 0);
   EXPECT_EQ(parse_chat_completion_request(body_with(R"("top_k": 0)")).options.top_k, 0);
