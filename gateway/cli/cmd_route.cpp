@@ -66,7 +66,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   if (c.cluster.internal_token_file.empty())
     throw Error("kvgate route needs --internal-token-file: the secret its replicas are started with");
   const std::string internal_token = wire::read_internal_token(c.cluster.internal_token_file);
-  std::filesystem::create_directories(c.data.dir);
+  prepare_data_dir(c);
 
   auto model = load_served_model(c);
   auto tokenizer = Tokenizer::from_gguf(model->file());

@@ -194,7 +194,7 @@ void serve(const config::ServerConfig& c) {
   // A replica's token is checked before anything slow: a bad file fails the start at once.
   std::optional<std::string> internal_token;
   if (!c.cluster.internal_token_file.empty()) internal_token = wire::read_internal_token(c.cluster.internal_token_file);
-  std::filesystem::create_directories(c.data.dir);
+  prepare_data_dir(c);
 
   LoadedModel m = load_model(c);
   serving::ServingMetrics metrics(c.served_model_name(), m.backend->kv_capacity().bytes());

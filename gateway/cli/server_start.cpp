@@ -1,6 +1,7 @@
 #include "gateway/cli/server_start.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/private_file.h"
 #include "base/version.h"
 #include "engine/model/weight_summary.h"
 
@@ -114,6 +116,11 @@ void announce_listener(const config::ServerConfig& c, const server::Server& http
       ": curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
       "\" -H 'Content-Type: application/json' -d '{\"model\":\"" + model_id +
       "\",\"prompt\":\"Once upon a time\",\"max_tokens\":32}'");
+}
+
+void prepare_data_dir(const config::ServerConfig& c) {
+  ::umask(077);  // the ledger, the tiers' blocks (prompts), the TLS key: none for other users
+  if (const std::string changed = make_private_directory(c.data.dir); !changed.empty()) say("data directory " + changed);
 }
 
 }  // namespace kvgate::cli

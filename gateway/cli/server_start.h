@@ -46,6 +46,11 @@ std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& 
 // Where the tenancy store lives: <data.dir>/tenancy.
 std::string tenancy_dir(const config::ServerConfig& c);
 
+// The data directory, the server's alone: files are created mode 0600 and
+// directories 0700 from here on (umask 077), and the directory itself is
+// made 0700, said on a start-up line when it was open to others.
+void prepare_data_dir(const config::ServerConfig& c);
+
 // What the first start makes and shows once (the demo key, the admin
 // token), made and shown now if this is the first start, and the admin
 // token's digest, which must exist by now.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/private_file.h"
 #include "gateway/server/openssl_error.h"
 
 namespace kvgate::server {
@@ -47,6 +48,7 @@ std::unique_ptr<ssl::context> make_tls_context(const std::filesystem::path& cert
 
   if (SSL_CTX_use_certificate_chain_file(h, cert_chain_file.c_str()) != 1)
     throw Error("TLS: cannot load the certificate chain " + cert_chain_file.string() + ": " + openssl_reason());
+  require_private_file(key_file.string(), "the TLS private key");
   if (SSL_CTX_use_PrivateKey_file(h, key_file.c_str(), SSL_FILETYPE_PEM) != 1)
     throw Error("TLS: cannot load the private key " + key_file.string() + ": " + openssl_reason());
   if (SSL_CTX_check_private_key(h) != 1)

@@ -293,6 +293,29 @@ TEST(Cli, ServeSizesItsDefaultsFromTheModelAndSaysWhy) {
 #endif
 }
 
+// The data directory holds the bill, the tiers' prompts and the TLS key:
+// the server's alone. One left open to others is narrowed and said to be;
+// what the server writes there is its owner's only (but the certificate).
+TEST(Cli, TheDataDirectoryIsTheServersAlone) {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const fs::path data = dir.sub("data");
+  fs::create_directories(data);
+  fs::permissions(data, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                            fs::perms::others_exec, fs::perm_options::replace);
+  const StartedServer s = start_serve("--model " + kStories + " --backend cpu --listen 127.0.0.1:0 --kv-host-bytes 0 "
+                                      "--kv-disk-bytes 0 --data-dir " + data.string());
+  EXPECT_TRUE(s.has("data directory " + data.string() + " was mode 0755, open to other users: now 0700")) << s.all();
+  EXPECT_EQ(fs::status(data).permissions(), fs::perms::owner_all);
+  int files = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(data)) {
+    if (e.path().extension() == ".crt") continue;  // a certificate is public
+    EXPECT_EQ(e.status().permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none) << e.path();
+    ++files;
+  }
+  EXPECT_GT(files, 3);  // the tenancy store and the TLS pair at least
+}
+
 // Sizes given are used exactly as given, and said to be.
 TEST(Cli, ServeKeepsTheSizesItIsGiven) {
   TempDir dir;

@@ -8,11 +8,13 @@
 #include <iterator>
 
 #include "base/error.h"
+#include "base/private_file.h"
 #include "tenancy/api_keys.h"
 
 namespace kvgate::wire {
 
 std::string read_internal_token(const std::string& path) {
+  require_private_file(path, "the internal token file ([cluster] internal_token_file)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": the internal token file cannot be read ([cluster] internal_token_file)");
   std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -91,6 +91,19 @@ TEST_F(ServerTest, BadOptionsAndTlsFilesAreClearErrors) {
   ServerOptions bad_address = options();
   bad_address.address = "not-an-address";
   EXPECT_THROW(Server(bad_address, echo), Error);
+  // A private key every user can read is refused, naming the fix.
+  const CertificateInfo made = ensure_self_signed_certificate(dir_.path() / "operator");
+  std::filesystem::permissions(made.key_file, std::filesystem::perms::others_read, std::filesystem::perm_options::add);
+  ServerOptions open_key = options();
+  open_key.tls.cert_file = made.cert_file;
+  open_key.tls.key_file = made.key_file;
+  open_key.tls.self_signed_dir.clear();
+  try {
+    Server s(open_key, echo);
+    ADD_FAILURE() << "a world-readable key was used";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chmod 600"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(ServerTest, BusyPortIsAnError) {

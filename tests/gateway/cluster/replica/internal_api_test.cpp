@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -287,6 +288,8 @@ TEST_F(InternalApiTest, BlocksAnswersThePublishersSnapshotToTheFrontOnly) {
 std::string write_file(const kvgate::testing::TempDir& dir, const std::string& name, const std::string& text) {
   const std::string path = dir.sub(name);
   std::ofstream(path, std::ios::binary) << text;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::replace);
   return path;
 }
 
@@ -310,6 +313,15 @@ TEST(InternalTokenFile, ATrailingNewlineIsTrimmedAndEveryBadFileNamedWithItsFaul
   refused(write_file(dir, "space", "0123456789abcdef 0123456789abcdef\n"), "at byte 16");
   refused(write_file(dir, "two", kToken + "\n\n"), "at byte");
   refused(write_file(dir, "tab", "\t" + kToken), "at byte 0");
+  // A secret every user can read, or others can write, is refused before it is read.
+  const std::string open = write_file(dir, "open", kToken);
+  for (auto mode : {std::filesystem::perms::others_read, std::filesystem::perms::group_write}) {
+    std::filesystem::permissions(open, mode, std::filesystem::perm_options::add);
+    refused(open, "chmod 600");
+    std::filesystem::permissions(open, mode, std::filesystem::perm_options::remove);
+  }
+  std::filesystem::permissions(open, std::filesystem::perms::group_read, std::filesystem::perm_options::add);
+  EXPECT_EQ(wire::read_internal_token(open), kToken);  // a group that may read it, as ssl-cert reads keys
 }
 
 TEST(InternalTokenFile, TheTokenMatchesOnlyItself) {
