@@ -84,7 +84,8 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   kv.block_size = c.model.block_size;
   say("model " + c.served_model_name() + " (" + c.model.path + "), routing by blocks of " +
       std::to_string(kv.block_size) + " tokens, " + std::string(kv_type_name(layout.type)) + " K/V");
-  say("chat template: " + chat.origin());
+  say("chat template: " + chat.origin() + "; tool calls read as " +
+      std::string(openai::tool_call_format_name(chat.tool_format())));
 
   front::ReplicaSetOptions ro;
   ro.urls = replica_urls(c, replica_flags);

@@ -105,7 +105,8 @@ LoadedModel load_model(const config::ServerConfig& c) {
   bo.device_graphs = c.model.cuda_graphs;
   m.backend = make_backend(where.name, m.model, bo);
   say(capacity_line(*m.backend, mc, c.model, where));
-  say("chat template: " + m.chat->origin());
+  say("chat template: " + m.chat->origin() + "; tool calls read as " +
+      std::string(openai::tool_call_format_name(m.chat->tool_format())));
   return m;
 }
 

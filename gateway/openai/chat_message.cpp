@@ -8,6 +8,7 @@ std::string_view chat_role_name(ChatRole r) {
     case ChatRole::kSystem: return "system";
     case ChatRole::kUser: return "user";
     case ChatRole::kAssistant: return "assistant";
+    case ChatRole::kTool: return "tool";
   }
   return "user";
 }

@@ -1,7 +1,10 @@
 // Chat completion bodies to ChatCompletionRequest. Pure; any thread.
 #include "gateway/openai/chat_request.h"
 
+#include <algorithm>
+
 #include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
 
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/json_body.h"
@@ -18,9 +21,10 @@ ChatRole parse_role(const FieldReader& m) {
   if (*role == "system" || *role == "developer") return ChatRole::kSystem;
   if (*role == "user") return ChatRole::kUser;
   if (*role == "assistant") return ChatRole::kAssistant;
+  if (*role == "tool") return ChatRole::kTool;
   throw invalid_value(m.path("role"), "'" + *role +
-                                          "' is not a supported role; expected 'system', 'developer', 'user' "
-                                          "or 'assistant'.");
+                                          "' is not a supported role; expected 'system', 'developer', 'user', "
+                                          "'assistant' or 'tool'.");
 }
 
 // A string, or an array of {"type": "text", "text": ...} parts.
@@ -55,15 +59,43 @@ std::string parse_content(const FieldReader& m, ChatRole role) {
   return text;
 }
 
+// An assistant message's tool_calls: [{"id", "type": "function",
+// "function": {"name", "arguments": "<JSON object>"}}], arguments checked
+// to be an object's JSON (a template is given the object, as Hugging Face
+// gives it).
+std::vector<ToolCall> parse_tool_calls(const FieldReader& m) {
+  std::vector<ToolCall> out;
+  const json::value* v = m.find("tool_calls");
+  if (!v) return out;
+  if (!v->is_array()) throw invalid_type(m.path("tool_calls"), "an array", json_kind_name(*v));
+  for (std::size_t j = 0; j < v->get_array().size(); ++j) {
+    const json::value& item = v->get_array()[j];
+    const std::string path = index_path(m.path("tool_calls"), j);
+    if (!item.is_object()) throw invalid_type(path, "an object", json_kind_name(item));
+    const FieldReader call(item.get_object(), path);
+    ToolCall c;
+    c.id = call.required_string("id");
+    if (const std::string type = call.string("type").value_or("function"); type != "function")
+      throw invalid_value(call.path("type"), "'" + type + "' is not a tool call type; expected 'function'.");
+    const json::value* f = call.find("function");
+    if (!f) throw missing_parameter(call.path("function"));
+    if (!f->is_object()) throw invalid_type(call.path("function"), "an object", json_kind_name(*f));
+    const FieldReader fn(f->get_object(), call.path("function"));
+    c.name = fn.required_string("name");
+    c.arguments = fn.required_string("arguments");
+    boost::system::error_code ec;
+    const json::value args = json::parse(c.arguments, ec);
+    if (ec || !args.is_object())
+      throw invalid_value(fn.path("arguments"), "expected the JSON text of an object, as a model writes arguments.");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 // Fields kvgate does not honour yet, each of which changes the answer: a
 // 400 naming it beats an answer that silently ignored it.
 void refuse_unsupported(const FieldReader& body) {
   auto refuse = [&](std::string_view key, std::string_view why) { throw invalid_value(body.path(key), why); };
-  if (const json::value* tools = body.find("tools"); tools && !(tools->is_array() && tools->get_array().empty()))
-    refuse("tools", "kvgate does not call tools yet; leave 'tools' out.");
-  if (const json::value* choice = body.find("tool_choice");
-      choice && !(choice->is_string() && choice->get_string() == "none"))
-    refuse("tool_choice", "kvgate does not call tools yet; send \"none\" or leave it out.");
   if (body.find("functions")) refuse("functions", "kvgate does not call functions; leave it out.");
   if (const json::value* call = body.find("function_call"); call && !(call->is_string() && call->get_string() == "none"))
     refuse("function_call", "kvgate does not call functions; send \"none\" or leave it out.");
@@ -99,8 +131,18 @@ std::vector<ChatMessage> parse_messages(const FieldReader& body) {
     ChatMessage msg;
     msg.role = parse_role(m);
     msg.content = parse_content(m, msg.role);
-    if (const json::value* calls = m.find("tool_calls"); calls && !(calls->is_array() && calls->get_array().empty()))
-      throw invalid_value(m.path("tool_calls"), "kvgate does not call tools yet; leave 'tool_calls' out.");
+    if (msg.role == ChatRole::kAssistant) msg.tool_calls = parse_tool_calls(m);
+    if (msg.role == ChatRole::kTool) {
+      msg.tool_call_id = m.required_string("tool_call_id");
+      const bool known = std::any_of(out.begin(), out.end(), [&](const ChatMessage& earlier) {
+        return std::any_of(earlier.tool_calls.begin(), earlier.tool_calls.end(),
+                           [&](const ToolCall& c) { return c.id == msg.tool_call_id; });
+      });
+      if (!known)
+        throw invalid_value(m.path("tool_call_id"), "'" + msg.tool_call_id +
+                                                        "' is not the id of a tool call an earlier assistant "
+                                                        "message made.");
+    }
     out.push_back(std::move(msg));
   }
   return out;
@@ -116,6 +158,7 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body_text) 
   r.messages = parse_messages(body);
   r.options = parse_generation_options(body, Endpoint::kChatCompletions);
   refuse_unsupported(body);
+  r.tools = parse_chat_tools(body);
   r.add_generation_prompt = body.boolean("add_generation_prompt").value_or(true);
   if (const json::value* kwargs = body.find("chat_template_kwargs")) {
     if (!kwargs->is_object()) throw invalid_type("chat_template_kwargs", "an object", json_kind_name(*kwargs));

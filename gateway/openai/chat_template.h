@@ -18,6 +18,18 @@
 // variable of its own. Every string that comes from the request is marked
 // by PromptEncoder::protect first, so none becomes a control token.
 //
+// Tools: a template that renders them (its text names `tools`) gets the
+// request's `tools` as they were sent, each assistant message's
+// `tool_calls` (arguments as an object, as Hugging Face passes them) and
+// each tool message's `tool_call_id` and `name` (the function it answers).
+// A template that does not gets kvgate's generic tool prompt instead, as
+// llama.cpp's generic handler does, so tools work on every model: the
+// tools as JSON and how to call one (kGenericToolPrompt) after the system
+// message (or as one), earlier calls written into their assistant messages
+// as that JSON, and tool results as user messages ("Tool result (name):
+// ..."). tool_format() says how the model's replies are read
+// (tool_call_parser.h).
+//
 // strftime_now reads the server's local time, as Hugging Face's does: a
 // template that prints today's date (Llama 3.1's "Today Date") changes its
 // prompt, and so misses yesterday's cached prefixes, at midnight.
@@ -33,18 +45,23 @@
 
 #include "engine/model/gguf.h"
 #include "gateway/openai/chat_message.h"
+#include "gateway/openai/chat_tools.h"
 #include "gateway/openai/prompt_encoder.h"
+#include "gateway/openai/tool_call_parser.h"
 #include "gateway/template/template.h"
 
 namespace kvgate::openai {
 
 extern const std::string_view kPlainChatTemplate;
+// What the generic tool prompt says before the tools' JSON.
+extern const std::string_view kGenericToolPrompt;
 
 // What a chat request gives the template besides the encoder's tokens.
 struct ChatInput {
   std::span<const ChatMessage> messages;
   bool add_generation_prompt = true;
   const boost::json::object* kwargs = nullptr;  // chat_template_kwargs, or none
+  const ChatTools* tools = nullptr;             // the tools offered, or none
 };
 
 class ChatTemplate {
@@ -62,16 +79,23 @@ class ChatTemplate {
   const std::string& origin() const { return origin_; }
   // The template's text, for PromptEncoder's guarded tokens.
   const std::string& source() const { return source_; }
+  // Whether the template renders tools itself, and how its model's tool
+  // calls are read (kUnread: not yet; such requests with tools are a 400).
+  bool renders_tools() const { return renders_tools_; }
+  ToolCallFormat tool_format() const { return tool_format_; }
 
   // The prompt for a conversation, to be encoded by the same `encoder`.
   // Throws ApiError 400 naming `chat_template_kwargs` for a kwarg that
-  // would replace one of the variables above, and 400 with the template's
+  // would replace one of the variables above, 400 naming `tools` when the
+  // model's calls are kUnread, and 400 with the template's
   // own message when it refuses the conversation (raise_exception) or
   // fails on it (a limit, an undefined variable it uses).
   std::string render(const ChatInput& input, const PromptEncoder& encoder) const;
 
  private:
   std::string source_;
+  bool renders_tools_ = false;
+  ToolCallFormat tool_format_ = ToolCallFormat::kGeneric;
   jinja::Template template_;
   std::string origin_;
   jinja::Clock clock_;

@@ -20,16 +20,29 @@ json::object head(const ResponseMeta& meta, std::string_view object) {
 
 }  // namespace
 
+json::object tool_call_json(const ToolCall& call) {
+  return json::object{{"id", call.id},
+                      {"type", "function"},
+                      {"function", json::object{{"name", call.name}, {"arguments", call.arguments}}}};
+}
+
 json::value chat_completion_response(const ResponseMeta& meta, std::string_view content, FinishReason finish,
-                                     const UsageReport& usage) {
+                                     const UsageReport& usage, std::span<const ToolCall> calls) {
   json::object message;
   message["role"] = "assistant";
-  message["content"] = content;
+  if (calls.empty()) {
+    message["content"] = content;
+  } else {
+    message["content"] = content.empty() ? json::value(nullptr) : json::value(content);
+    json::array list;
+    for (const ToolCall& c : calls) list.push_back(tool_call_json(c));
+    message["tool_calls"] = std::move(list);
+  }
   json::object choice;
   choice["index"] = 0;
   choice["message"] = std::move(message);
   choice["logprobs"] = nullptr;
-  choice["finish_reason"] = finish_reason_text(finish);
+  choice["finish_reason"] = calls.empty() ? finish_reason_text(finish) : std::string_view("tool_calls");
 
   json::object o = head(meta, "chat.completion");
   o["choices"] = json::array{std::move(choice)};

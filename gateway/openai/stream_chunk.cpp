@@ -55,6 +55,24 @@ json::value chat_finish_chunk(const StreamContext& s, FinishReason finish) {
   return chat_chunk(s, json::object(), finish);
 }
 
+json::value chat_tool_calls_finish_chunk(const StreamContext& s) {
+  json::value c = chat_chunk(s, json::object(), std::nullopt);
+  c.at("choices").at(0).at("finish_reason") = "tool_calls";
+  return c;
+}
+
+std::vector<json::value> chat_tool_call_chunks(const StreamContext& s, int index, const ToolCall& call) {
+  json::object head{{"index", index},
+                    {"id", call.id},
+                    {"type", "function"},
+                    {"function", json::object{{"name", call.name}, {"arguments", ""}}}};
+  json::object args{{"index", index}, {"function", json::object{{"arguments", call.arguments}}}};
+  std::vector<json::value> out;
+  out.push_back(chat_chunk(s, json::object{{"tool_calls", json::array{std::move(head)}}}, std::nullopt));
+  out.push_back(chat_chunk(s, json::object{{"tool_calls", json::array{std::move(args)}}}, std::nullopt));
+  return out;
+}
+
 json::value text_chunk(const StreamContext& s, std::string_view text, std::optional<FinishReason> finish) {
   json::object choice;
   choice["text"] = text;

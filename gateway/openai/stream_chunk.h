@@ -3,7 +3,8 @@
 //
 // Chat (object "chat.completion.chunk"), in order:
 //   1. the role:    "delta": {"role": "assistant", "content": ""}
-//   2. the content: "delta": {"content": "..."}, one chunk per piece of text;
+//   2. the content: "delta": {"content": "..."}, one chunk per piece of text,
+//      and tool calls, each as chat_tool_call_chunks() writes it;
 //      the last one carries the finish_reason (null on the others). When the
 //      request ends with no text left to send, chat_finish_chunk() carries it
 //      with an empty delta, as OpenAI's own last chunk does.
@@ -18,10 +19,12 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/value.hpp>
 
 #include "engine/finish_reason.h"
+#include "gateway/openai/chat_message.h"
 #include "gateway/openai/generation_options.h"
 #include "gateway/openai/response_meta.h"
 #include "gateway/openai/usage_report.h"
@@ -37,6 +40,12 @@ boost::json::value chat_role_chunk(const StreamContext& s);
 boost::json::value chat_content_chunk(const StreamContext& s, std::string_view text,
                                       std::optional<FinishReason> finish = std::nullopt);
 boost::json::value chat_finish_chunk(const StreamContext& s, FinishReason finish);
+// The last chunk of a reply that made tool calls: finish_reason "tool_calls".
+boost::json::value chat_tool_calls_finish_chunk(const StreamContext& s);
+// One tool call as OpenAI streams it: a chunk with "delta": {"tool_calls":
+// [{"index", "id", "type", "function": {"name", "arguments": ""}}]}, then
+// one with the arguments ({"index", "function": {"arguments": "..."}}).
+std::vector<boost::json::value> chat_tool_call_chunks(const StreamContext& s, int index, const ToolCall& call);
 
 boost::json::value text_chunk(const StreamContext& s, std::string_view text,
                               std::optional<FinishReason> finish = std::nullopt);

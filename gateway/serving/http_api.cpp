@@ -140,8 +140,9 @@ HttpApi::Parsed HttpApi::parse(const server::HttpRequest& req, openai::Endpoint 
     p.model = std::move(r.model);
     p.options = std::move(r.options);
     const openai::ChatInput input{r.messages, r.add_generation_prompt,
-                                  r.template_kwargs ? &*r.template_kwargs : nullptr};
+                                  r.template_kwargs ? &*r.template_kwargs : nullptr, r.tools ? &*r.tools : nullptr};
     p.serve.prompt = encoder_.encode(chat_.render(input, encoder_));
+    if (r.tools && r.tools->choice == openai::ToolChoice::kAuto) p.tool_names = r.tools->names;
     p.serve.continuation = true;  // the assistant's turn follows the rendered conversation
     return p;
   }
@@ -222,14 +223,18 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
                                   unix_now(), model_.id};
   HttpHeaders headers{{"x-request-id", sr.request_id}};
 
+  std::optional<openai::ToolCallContext> tools;
+  if (!p.tool_names.empty())
+    tools = openai::ToolCallContext{chat_.tool_format(), "call_" + unique + "_", std::move(p.tool_names)};
   std::shared_ptr<StreamReplySink> stream;
   std::shared_ptr<WholeReplySink> whole;
   std::shared_ptr<Sink> sink;
   if (opt.stream) {
-    stream = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, opt.include_usage}, headers);
+    stream = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, opt.include_usage}, headers,
+                                               std::move(tools));
     sink = stream;
   } else {
-    whole = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers);
+    whole = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers, std::move(tools));
     sink = whole;
   }
   const auto started = pipeline_.start(std::move(sr), sink);

@@ -67,6 +67,7 @@ class HttpApi {
     ServeRequest serve;
     openai::GenerationOptions options;
     std::string model;
+    std::vector<std::string> tool_names;  // a chat's functions, when its reply is read for calls
   };
   Parsed parse(const server::HttpRequest& req, openai::Endpoint endpoint) const;
   void check_bounds(Parsed& p, openai::Endpoint endpoint) const;

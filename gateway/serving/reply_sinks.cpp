@@ -87,9 +87,15 @@ void WholeReplySink::on_done(const Served& s) {
   }
   MutexLock lock(mu_);
   const openai::UsageReport usage = usage_report(s);
-  const boost::json::value body = endpoint_ == openai::Endpoint::kChatCompletions
-                                      ? openai::chat_completion_response(meta_, text_, s.finish, usage)
-                                      : openai::text_completion_response(meta_, text_, s.finish, usage);
+  boost::json::value body;
+  if (endpoint_ != openai::Endpoint::kChatCompletions) {
+    body = openai::text_completion_response(meta_, text_, s.finish, usage);
+  } else if (tools_) {
+    const openai::ToolReply r = openai::parse_tool_reply(*tools_, text_);
+    body = openai::chat_completion_response(meta_, r.content, s.finish, usage, r.calls);
+  } else {
+    body = openai::chat_completion_response(meta_, text_, s.finish, usage);
+  }
   send({200, boost::json::serialize(body)});
 }
 
@@ -120,11 +126,21 @@ void StreamReplySink::send(std::string frame) {
 }
 
 void StreamReplySink::on_text(std::string_view text) {
+  MutexLock lock(mu_);
+  if (tools_) return send_step(tools_->push(text));
   const boost::json::value chunk = endpoint_ == openai::Endpoint::kChatCompletions
                                        ? openai::chat_content_chunk(ctx_, text)
                                        : openai::text_chunk(ctx_, text);
-  MutexLock lock(mu_);
   send(server::sse_data(boost::json::serialize(chunk)));
+}
+
+void StreamReplySink::send_step(const openai::ToolCallStream::Step& step) {
+  if (!step.content.empty()) send(server::sse_data(boost::json::serialize(openai::chat_content_chunk(ctx_, step.content))));
+  for (const openai::ToolCall& call : step.calls) {
+    for (const boost::json::value& chunk : openai::chat_tool_call_chunks(ctx_, calls_sent_, call))
+      send(server::sse_data(boost::json::serialize(chunk)));
+    ++calls_sent_;
+  }
 }
 
 void StreamReplySink::on_done(const Served& s) {
@@ -133,9 +149,10 @@ void StreamReplySink::on_done(const Served& s) {
     // A failure mid-stream is an error frame, then the end (OpenAI's shape).
     send(server::sse_data(openai::serialize(openai::internal_error(s.error))));
   } else {
-    const boost::json::value last = endpoint_ == openai::Endpoint::kChatCompletions
-                                        ? openai::chat_finish_chunk(ctx_, s.finish)
-                                        : openai::text_chunk(ctx_, "", s.finish);
+    if (tools_) send_step(tools_->finish());
+    const boost::json::value last = endpoint_ != openai::Endpoint::kChatCompletions ? openai::text_chunk(ctx_, "", s.finish)
+                                     : calls_sent_ > 0 ? openai::chat_tool_calls_finish_chunk(ctx_)
+                                                       : openai::chat_finish_chunk(ctx_, s.finish);
     send(server::sse_data(boost::json::serialize(last)));
     if (ctx_.include_usage)
       send(server::sse_data(boost::json::serialize(openai::usage_chunk(ctx_, endpoint_, usage_report(s)))));

@@ -1,7 +1,9 @@
 // The two ways a request's output reaches its client over HTTP, as Sinks of
 // the pipeline: WholeReplySink gathers the text and sends one JSON response
 // when the request ends; StreamReplySink sends an SSE chunk per piece of
-// text, then the finish, the usage chunk if asked, and [DONE].
+// text, then the finish, the usage chunk if asked, and [DONE]. A chat that
+// offered tools has its reply read for tool calls (tool_call_parser.h):
+// whole at the end, or, streamed, as it comes.
 //
 // A response's first bytes must not go out before the pipeline has accepted
 // the request (a refusal is an HTTP error status, not a stream), yet the
@@ -28,6 +30,7 @@
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/generation_options.h"
 #include "gateway/openai/stream_chunk.h"
+#include "gateway/openai/tool_call_parser.h"
 #include "gateway/openai/usage_report.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/pipeline.h"
@@ -39,8 +42,13 @@ openai::UsageReport usage_report(const Served& s);
 
 class WholeReplySink final : public Sink {
  public:
-  WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers)
-      : reply_(std::move(reply)), endpoint_(endpoint), meta_(std::move(meta)), headers_(std::move(headers)) {}
+  WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers,
+                 std::optional<openai::ToolCallContext> tools = std::nullopt)
+      : reply_(std::move(reply)),
+        endpoint_(endpoint),
+        meta_(std::move(meta)),
+        tools_(std::move(tools)),
+        headers_(std::move(headers)) {}
   // The request was accepted: `more` joins the headers, and the response
   // goes out now if the request has already ended.
   void open(server::HttpHeaders more = {}) ABSL_LOCKS_EXCLUDED(mu_);
@@ -58,6 +66,7 @@ class WholeReplySink final : public Sink {
   server::Reply reply_;
   const openai::Endpoint endpoint_;
   const openai::ResponseMeta meta_;
+  const std::optional<openai::ToolCallContext> tools_;
   Mutex mu_;
   server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
   std::string text_ ABSL_GUARDED_BY(mu_);
@@ -67,8 +76,11 @@ class WholeReplySink final : public Sink {
 
 class StreamReplySink final : public Sink {
  public:
-  StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers)
-      : reply_(std::move(reply)), endpoint_(endpoint), ctx_(std::move(ctx)), headers_(std::move(headers)) {}
+  StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers,
+                  std::optional<openai::ToolCallContext> tools = std::nullopt)
+      : reply_(std::move(reply)), endpoint_(endpoint), ctx_(std::move(ctx)), headers_(std::move(headers)) {
+    if (tools) tools_.emplace(std::move(*tools));
+  }
   // The request was accepted: the stream starts, with `more` among its
   // headers, and what was held goes out.
   void open(server::HttpHeaders more = {}) ABSL_LOCKS_EXCLUDED(mu_);
@@ -78,6 +90,8 @@ class StreamReplySink final : public Sink {
 
  private:
   void send(std::string frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A tool-reading step's text and calls, as chunks.
+  void send_step(const openai::ToolCallStream::Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   server::Reply reply_;
   const openai::Endpoint endpoint_;
@@ -87,6 +101,8 @@ class StreamReplySink final : public Sink {
   bool open_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;  // the last frame is made (maybe still held)
   std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()
+  std::optional<openai::ToolCallStream> tools_ ABSL_GUARDED_BY(mu_);
+  int calls_sent_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace kvgate::serving

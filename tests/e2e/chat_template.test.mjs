@@ -116,23 +116,57 @@ for (const name of Object.keys(families)) {
   });
 }
 
-test('tools are refused by name until kvgate calls them', async () => {
+// The agent loop's prompt: the tools are rendered by Qwen 2.5's own
+// template, so they are part of the prompt and of its cached prefix. (The
+// model's random weights make no calls: its reply stays text.)
+test('qwen: tools go into the prompt, and the second turn of a tool loop hits the cache', async () => {
   const r = running.qwen;
+  const tools = [{ type: 'function', function: { name: 'get_weather', description: 'Current weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+  const system = { role: 'system', content: 'You are a travel agent. '.repeat(20) };
+  const first = [system, { role: 'user', content: 'How warm is Paris?' }];
+  const bare = await tokenize(r, { messages: first });
+  const offered = await tokenize(r, { messages: first, tools });
+  assert.ok(offered.count > bare.count + 20, `${offered.count} vs ${bare.count}`);
+  const one = await r.client.chat.completions.create({ model: 'qwen', messages: first, tools, max_tokens: 4 });
+  assert.equal(one.choices[0].message.role, 'assistant');
+  assert.ok(['stop', 'length', 'tool_calls'].includes(one.choices[0].finish_reason));
+  const second = [...first,
+    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function',
+      function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: '21 C and sunny' }];
+  const two = await r.client.chat.completions.create({ model: 'qwen', messages: second, tools, max_tokens: 4 });
+  assert.ok(two.usage.prompt_tokens_details.cached_tokens >= 48, JSON.stringify(two.usage));
+  // Streamed, the same request is chunks that end in a finish reason.
+  const stream = await r.client.chat.completions.create({ model: 'qwen', messages: second, tools, max_tokens: 4,
+    stream: true });
+  let finish = null;
+  for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
+  assert.ok(['stop', 'length', 'tool_calls'].includes(finish));
+});
+
+test('what kvgate cannot honour yet is refused by name', async () => {
+  const r = running.qwen;
+  const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }];
   await assert.rejects(
-    r.client.chat.completions.create({
-      model: 'qwen', messages: [{ role: 'user', content: 'weather?' }], max_tokens: 2,
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
-    }),
-    (e) => e.status === 400 && e.param === 'tools');
+    r.client.chat.completions.create({ model: 'qwen', messages: [{ role: 'user', content: 'weather?' }], max_tokens: 2,
+      tools, tool_choice: 'required' }),
+    (e) => e.status === 400 && e.param === 'tool_choice');
   await assert.rejects(
     r.client.chat.completions.create({
       model: 'qwen', messages: [{ role: 'user', content: 'json?' }], max_tokens: 2,
       response_format: { type: 'json_object' },
     }),
     (e) => e.status === 400 && e.param === 'response_format');
+  await assert.rejects(
+    r.client.chat.completions.create({ model: 'qwen', max_tokens: 2,
+      messages: [{ role: 'tool', tool_call_id: 'call_9', content: 'orphan' }] }),
+    (e) => e.status === 400 && e.param === 'messages[0].tool_call_id');
 });
 
 test('the start-up lines name the template', () => {
-  assert.ok(running.qwen.server.lines.some((l) => /chat template: .*qwen\.gguf's tokenizer\.chat_template/.test(l)));
-  assert.ok(running.llama31.server.lines.some((l) => /chat template: .*Llama-3\.1-8B-Instruct\.jinja/.test(l)));
+  assert.ok(running.qwen.server.lines.some((l) =>
+    /chat template: .*qwen\.gguf's tokenizer\.chat_template; tool calls read as hermes/.test(l)));
+  assert.ok(running.llama31.server.lines.some((l) =>
+    /chat template: .*Llama-3\.1-8B-Instruct\.jinja; tool calls read as llama3/.test(l)));
 });

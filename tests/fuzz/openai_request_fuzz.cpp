@@ -21,8 +21,11 @@
 #include <variant>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <boost/json.hpp>
 
 #include "base/error.h"
 #include "base/file_text.h"
@@ -102,15 +105,30 @@ long occurrences(std::string_view text, std::string_view what) {
 void render_everywhere(const ChatCompletionRequest& r) {
   const Vocabulary& v = llama_vocabulary();
   if (!v.encoder) return;
+  auto scrub = [](std::string& text) {
+    for (char& c : text)
+      if (c == '<') c = '(';  // in JSON text too: '<' is only ever inside a string
+  };
   std::vector<ChatMessage> scrubbed = r.messages;
-  for (ChatMessage& m : scrubbed)
-    for (char& c : m.content)
-      if (c == '<') c = '(';
+  for (ChatMessage& m : scrubbed) {
+    scrub(m.content);
+    scrub(m.tool_call_id);
+    for (ToolCall& c : m.tool_calls) scrub(c.id), scrub(c.name), scrub(c.arguments);
+  }
+  std::optional<ChatTools> scrubbed_tools = r.tools;
+  if (scrubbed_tools) {
+    std::string text = boost::json::serialize(scrubbed_tools->definitions);
+    scrub(text);
+    scrubbed_tools->definitions = boost::json::parse(text).as_array();
+  }
   const boost::json::object* kwargs = r.template_kwargs ? &*r.template_kwargs : nullptr;
+  const ChatTools* tools = r.tools ? &*r.tools : nullptr;
   for (const ChatTemplate& t : v.templates) {
     try {
-      const kvgate::Tokens ids = v.encoder->encode(t.render({r.messages, r.add_generation_prompt, kwargs}, *v.encoder));
-      const std::string markup = t.render({scrubbed, r.add_generation_prompt, kwargs}, *v.encoder);
+      const kvgate::Tokens ids =
+          v.encoder->encode(t.render({r.messages, r.add_generation_prompt, kwargs, tools}, *v.encoder));
+      const std::string markup = t.render(
+          {scrubbed, r.add_generation_prompt, kwargs, scrubbed_tools ? &*scrubbed_tools : nullptr}, *v.encoder);
       const long want_bos = occurrences(markup, "<s>") + (markup.starts_with("<s>") ? 0 : 1);  // add_bos
       long bos = 0, eos = 0;
       for (kvgate::TokenId id : ids) {

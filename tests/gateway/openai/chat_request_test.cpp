@@ -94,9 +94,6 @@ TEST(ChatRequest, NullIsAbsentAndUnknownFieldsAreIgnored) {  // tools: [] and a 
 // 400 naming it, never a 200 that ignored it.
 TEST(ChatRequest, FieldsThatWouldBeIgnoredAreRefusedByName) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"("tools": [{"type": "function", "function": {"name": "f"}}])", "tools"},
-      {R"("tool_choice": "auto")", "tool_choice"},
-      {R"("tool_choice": {"type": "function", "function": {"name": "f"}})", "tool_choice"},
       {R"("functions": [])", "functions"},
       {R"("function_call": "auto")", "function_call"},
       {R"("response_format": {"type": "json_object"})", "response_format"},
@@ -111,16 +108,66 @@ TEST(ChatRequest, FieldsThatWouldBeIgnoredAreRefusedByName) {
     EXPECT_EQ(e.status, 400) << c.first;
     EXPECT_EQ(e.param, c.second) << c.first;
   }
-  const ApiError calls = error_of([] {
-    parse_chat_completion_request(
-        R"({"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": null,
-            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]})");
-  });
-  EXPECT_EQ(calls.param, "messages[1].tool_calls");
   // Their neutral values are accepted.
   EXPECT_NO_THROW(parse_chat_completion_request(body_with(
       R"("tools": [], "tool_choice": "none", "response_format": {"type": "text"}, "logit_bias": {},
          "continue_final_message": false, "function_call": "none")")));
+}
+
+constexpr const char* kWeatherTool =
+    R"({"type": "function", "function": {"name": "get_weather", "description": "Weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})";
+
+TEST(ChatRequest, ToolsAndAToolLoop) {
+  const ChatCompletionRequest r = parse_chat_completion_request(std::string(R"({"model": "m", "tools": [)") +
+                                                                kWeatherTool + R"(], "parallel_tool_calls": false,
+      "messages": [{"role": "user", "content": "Paris?"},
+                   {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+                   {"role": "tool", "tool_call_id": "c1", "content": "21 C"}]})");
+  ASSERT_TRUE(r.tools);
+  EXPECT_EQ(r.tools->names, std::vector<std::string>{"get_weather"});
+  EXPECT_EQ(r.tools->choice, ToolChoice::kAuto);
+  EXPECT_FALSE(r.tools->parallel);
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[1].content, "");
+  EXPECT_EQ(r.messages[1].tool_calls, (std::vector<ToolCall>{{"c1", "get_weather", R"({"city": "Paris"})"}}));
+  EXPECT_EQ(r.messages[2].role, ChatRole::kTool);
+  EXPECT_EQ(r.messages[2].tool_call_id, "c1");
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("tools": [], "tool_choice": "none")")).tools, std::nullopt);
+}
+
+TEST(ChatRequest, BadToolsAre400sNamingTheField) {
+  const std::string tool = kWeatherTool;
+  const std::pair<std::string, const char*> cases[] = {
+      {R"("tools": {})", "tools"},
+      {R"("tools": [{"type": "retrieval"}])", "tools[0].type"},
+      {R"("tools": [{"type": "function"}])", "tools[0].function"},
+      {R"("tools": [{"type": "function", "function": {"name": "has space"}}])", "tools[0].function.name"},
+      {R"("tools": [{"type": "function", "function": {"name": "f", "parameters": []}}])", "tools[0].function.parameters"},
+      {R"("tools": [{"type": "function", "function": {"name": "f", "strict": true}}])", "tools[0].function.strict"},
+      {R"("tools": [)" + tool + "," + tool + "]", "tools[1].function.name"},
+      {R"("tools": [)" + tool + R"(], "tool_choice": "required")", "tool_choice"},
+      {R"("tools": [)" + tool + R"(], "tool_choice": {"type": "function", "function": {"name": "get_weather"}})",
+       "tool_choice"},
+      {R"("tool_choice": "auto")", "tool_choice"},
+  };
+  for (const auto& c : cases) {
+    const ApiError e = error_of([&] { parse_chat_completion_request(body_with(c.first)); });
+    EXPECT_EQ(e.status, 400) << c.first;
+    EXPECT_EQ(e.param, c.second) << c.first;
+  }
+  auto messages_error = [](const std::string& messages) {
+    return error_of([&] { parse_chat_completion_request(R"({"model": "m", "messages": )" + messages + "}"); }).param;
+  };
+  EXPECT_EQ(messages_error(R"([{"role": "tool", "tool_call_id": "nope", "content": "x"}])"),
+            "messages[0].tool_call_id");
+  EXPECT_EQ(messages_error(R"([{"role": "tool", "content": "x"}])"), "messages[0].tool_call_id");
+  EXPECT_EQ(messages_error(R"([{"role": "assistant", "tool_calls": [{"id": "c", "type": "function",
+                               "function": {"name": "f", "arguments": "[1]"}}]}])"),
+            "messages[0].tool_calls[0].function.arguments");
+  EXPECT_EQ(messages_error(R"([{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}])"),
+            "messages[0].tool_calls[0].function.arguments");
 }
 
 TEST(ChatRequest, TemplateKwargsAndGenerationPrompt) {
@@ -219,7 +266,7 @@ TEST(ChatRequest, MessagesRefusalsNameTheMessage) {
       {R"({"model": "m", "messages": []})", "messages", "empty_array"},
       {R"({"model": "m", "messages": [1]})", "messages[0]", "invalid_type"},
       {R"({"model": "m", "messages": [{"content": "hi"}]})", "messages[0].role", "missing_required_parameter"},
-      {R"({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "tool", "content": "b"}]})",
+      {R"({"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "function", "content": "b"}]})",
        "messages[1].role", "invalid_value"},
       {R"({"model": "m", "messages": [{"role": "wizard", "content": "hi"}]})", "messages[0].role", "invalid_value"},
       {R"({"model": "m", "messages": [{"role": 3, "content": "hi"}]})", "messages[0].role", "invalid_type"},

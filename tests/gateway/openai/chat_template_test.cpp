@@ -15,6 +15,7 @@
 
 #include "engine/model/gguf_writer.h"
 #include "engine/model/synthetic_model.h"
+#include "gateway/openai/chat_request.h"
 #include "gateway/template/text_mark.h"
 #include "tests/gateway/openai/api_error_matchers.h"
 #include "tests/gateway/template/reference_templates.h"
@@ -33,23 +34,26 @@ using kvgate::testing::templates_dir;
 
 std::string template_text(const std::string& file) { return read_file(templates_dir() + "/jinja/" + file); }
 
-ChatRole role_of(std::string_view name) {
-  if (name == "system") return ChatRole::kSystem;
-  if (name == "assistant") return ChatRole::kAssistant;
-  return ChatRole::kUser;
-}
-
-// A reference conversation as the request parser gives it, or none when it
-// holds what a chat request cannot send yet (tools).
-std::optional<std::vector<ChatMessage>> parsed_messages(const boost::json::object& conversation) {
-  if (conversation.contains("tools")) return std::nullopt;
-  std::vector<ChatMessage> out;
+// A reference conversation as a client sends it (tool-call arguments as
+// JSON text, a tool message without the name the template is told), read
+// by the request parser as the server reads it.
+ChatCompletionRequest parsed_request(const boost::json::object& conversation) {
+  boost::json::object body{{"model", "m"}};
+  boost::json::array messages;
   for (const auto& m : conversation.at("messages").as_array()) {
-    const auto& o = m.as_object();
-    if (o.contains("tool_calls") || !o.at("content").is_string()) return std::nullopt;
-    out.push_back({role_of(o.at("role").as_string()), std::string(o.at("content").as_string())});
+    boost::json::object o = m.as_object();
+    o.erase("name");
+    if (boost::json::value* calls = o.if_contains("tool_calls")) {
+      for (auto& c : calls->as_array()) {
+        boost::json::value& args = c.as_object()["function"].as_object()["arguments"];
+        args = boost::json::serialize(args);
+      }
+    }
+    messages.push_back(std::move(o));
   }
-  return out;
+  body["messages"] = std::move(messages);
+  if (const boost::json::value* tools = conversation.if_contains("tools")) body["tools"] = *tools;
+  return parse_chat_completion_request(boost::json::serialize(body));
 }
 
 bool add_generation_prompt(const boost::json::object& conversation) {
@@ -77,26 +81,35 @@ const Vocabulary& llama2_vocabulary() {
   return v;
 }
 
-TEST(ChatTemplate, RealTemplatesRenderAsJinja2OverParsedMessages) {
+TEST(ChatTemplate, RealTemplatesRenderAsJinja2OverParsedRequests) {
   const PromptEncoder& encoder = *llama2_vocabulary().encoder;
   ASSERT_EQ(encoder.template_tokens().bos, "<s>");
   std::map<std::string, std::unique_ptr<ChatTemplate>> compiled;
-  int rendered = 0, refused = 0;
+  int rendered = 0, refused = 0, with_tools = 0, unread = 0;
   for (const auto& pair : reference_pairs()) {
     if (pair.status == "unparsable") {
       EXPECT_THROW(ChatTemplate(template_text(pair.template_file), pair.template_file), Error);
       continue;
     }
-    const boost::json::object conversation = reference_conversation(pair.conversation);
-    const auto messages = parsed_messages(conversation);
-    if (!messages) continue;
     SCOPED_TRACE(pair.template_file + " / " + pair.conversation);
+    const boost::json::object conversation = reference_conversation(pair.conversation);
+    const ChatCompletionRequest request = parsed_request(conversation);
     auto& t = compiled[pair.template_file];
     if (!t) t = std::make_unique<ChatTemplate>(template_text(pair.template_file), pair.template_file, reference_now);
-    const ChatInput input{*messages, add_generation_prompt(conversation)};
+    const bool tools = request.tools || pair.conversation.starts_with("tools");
+    // Templates that do not render tools get kvgate's generic tool prompt, not Jinja2's render.
+    if (tools && !t->renders_tools()) continue;
+    const ChatInput input{request.messages, add_generation_prompt(conversation), nullptr,
+                          request.tools ? &*request.tools : nullptr};
+    if (request.tools && t->tool_format() == ToolCallFormat::kUnread) {
+      EXPECT_EQ(error_of([&] { t->render(input, encoder); }).param, "tools");
+      ++unread;
+      continue;
+    }
     if (pair.status == "rendered") {
       EXPECT_EQ(without_marks(t->render(input, encoder)), pair.expected);
       ++rendered;
+      with_tools += tools;
     } else {
       const ApiError e = error_of([&] { t->render(input, encoder); });
       EXPECT_EQ(e.status, 400);
@@ -105,8 +118,42 @@ TEST(ChatTemplate, RealTemplatesRenderAsJinja2OverParsedMessages) {
       ++refused;
     }
   }
-  EXPECT_GE(rendered, 150);  // 47 templates x the four conversations without tools, less refusals
+  EXPECT_GE(rendered, 150);
+  EXPECT_GE(with_tools, 12);  // the Qwen, Hermes and Llama 3.x templates over the three tool conversations
   EXPECT_GE(refused, 5);
+  EXPECT_GE(unread, 20);
+}
+
+// A template with no tools of its own gets the generic tool prompt: the
+// tools' JSON in the system message, earlier calls as that JSON, results
+// as user turns.
+TEST(ChatTemplate, GenericToolPromptForATemplateWithoutTools) {
+  const PromptEncoder& encoder = *llama2_vocabulary().encoder;
+  const ChatTemplate plain(kPlainChatTemplate, "plain");
+  EXPECT_FALSE(plain.renders_tools());
+  EXPECT_EQ(plain.tool_format(), ToolCallFormat::kGeneric);
+  const ChatCompletionRequest r = parsed_request(reference_conversation("tools"));
+  const std::string text =
+      without_marks(plain.render({r.messages, true, nullptr, r.tools ? &*r.tools : nullptr}, encoder));
+  EXPECT_EQ(text, "System: You help with weather questions.\n\n" + std::string(kGenericToolPrompt) +
+                      boost::json::serialize(r.tools->definitions) +
+                      "\nUser: How warm is it in Paris?\n"
+                      "Assistant: {\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\",\"unit\":\"celsius\"}}\n"
+                      "User: Tool result (get_weather): {\"temperature\": 21, \"sky\": \"clear\"}\n"
+                      "Assistant:");
+  // No system message: the tool prompt is one.
+  const std::vector<ChatMessage> m = {{ChatRole::kUser, "Hi"}};
+  EXPECT_TRUE(without_marks(plain.render({m, true, nullptr, &*r.tools}, encoder))
+                  .starts_with("System: " + std::string(kGenericToolPrompt)));
+}
+
+TEST(ChatTemplate, ToolFormatFromTheTemplate) {
+  EXPECT_EQ(ChatTemplate(template_text("Qwen-Qwen2.5-7B-Instruct.jinja"), "q").tool_format(), ToolCallFormat::kHermes);
+  EXPECT_EQ(ChatTemplate(template_text("meta-llama-Llama-3.1-8B-Instruct.jinja"), "l").tool_format(),
+            ToolCallFormat::kLlama3);
+  EXPECT_EQ(ChatTemplate(template_text("mistralai-Mistral-Nemo-Instruct-2407.jinja"), "m").tool_format(),
+            ToolCallFormat::kUnread);
+  EXPECT_EQ(ChatTemplate(template_text("google-gemma-2-2b-it.jinja"), "g").tool_format(), ToolCallFormat::kGeneric);
 }
 
 // A vocabulary of the family's own: GPT-2's byte-level BPE with the

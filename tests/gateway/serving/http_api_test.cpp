@@ -323,7 +323,7 @@ TEST_F(HttpApiTest, TokenizeGivesTheIdsAGenerationWouldSend) {
   EXPECT_TRUE(is_api_error(post("/tokenize", completion({{"messages", messages}}), std::nullopt), 401,
                            "authentication_error", "invalid_api_key"));
   EXPECT_TRUE(is_api_error(post("/tokenize", completion({{"messages", messages}, {"tools", json::array{1}}})), 400,
-                           "invalid_request_error", "invalid_value", "tools"));
+                           "invalid_request_error", "invalid_type", "tools[0]"));
   EXPECT_EQ(steps(), 0);  // nothing reached the engine
 }
 

@@ -116,6 +116,41 @@ TEST(ReplySinks, AWholeChatCompletionIsTheAssistantsMessage) {
   expect_served_usage(body.at("usage"));
 }
 
+const openai::ToolCallContext kHermes{openai::ToolCallFormat::kHermes, "call_abc_", {"get_weather"}};
+constexpr const char* kCall = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n</tool_call>";
+
+// A chat that offered tools: the reply's calls become message.tool_calls
+// and finish_reason "tool_calls", with no markup left in the content.
+TEST(ReplySinks, AWholeReplyThatCallsAToolCarriesItsCalls) {
+  Recorded r;
+  WholeReplySink sink(r.reply, Endpoint::kChatCompletions, {"chatcmpl-abc", 1700000000, "m"}, {}, kHermes);
+  sink.open();
+  sink.on_text("Checking.\n<tool_");
+  sink.on_text(std::string(kCall).substr(6));
+  sink.on_done(served(FinishReason::kStop));
+  const json::value body = json::parse(r.rec->events().at(0).body);
+  EXPECT_EQ(body.at("choices").at(0).at("message"),
+            json::parse(R"({"role":"assistant","content":"Checking.","tool_calls":[{"id":"call_abc_0","type":"function",
+                           "function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]})"));
+  EXPECT_EQ(body.at("choices").at(0).at("finish_reason"), "tool_calls");
+}
+
+TEST(ReplySinks, AStreamedToolCallIsItsIdAndNameThenItsArgumentsNeverMarkup) {
+  Recorded r;
+  StreamReplySink sink(r.reply, Endpoint::kChatCompletions, {{"chatcmpl-abc", 1700000000, "m"}, false}, {}, kHermes);
+  sink.open();
+  for (char c : std::string(kCall)) sink.on_text(std::string(1, c));  // a token a byte
+  sink.on_done(served(FinishReason::kStop));
+  const server::testing::SseFrames f = sse_frames(r.rec->events());
+  ASSERT_EQ(f.data.size(), 5u);  // role, the call's head, its arguments, the finish, [DONE]
+  auto choice = [&](size_t i) { return json::parse(f.data[i]).at("choices").at(0); };
+  EXPECT_EQ(choice(1).at("delta"), json::parse(R"({"tool_calls":[{"index":0,"id":"call_abc_0","type":"function",
+                                                  "function":{"name":"get_weather","arguments":""}}]})"));
+  EXPECT_EQ(choice(2).at("delta"),
+            json::parse(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Rome\"}"}}]})"));
+  EXPECT_EQ(choice(3).at("finish_reason"), "tool_calls");
+}
+
 TEST(ReplySinks, AWholeResponseThatFailedIsA500InOpenAisShapeWithItsHeaders) {
   Recorded r;
   WholeReplySink sink(r.reply, Endpoint::kCompletions, kMeta, kHeaders);
