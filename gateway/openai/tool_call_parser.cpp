@@ -74,6 +74,7 @@ ToolReply parse_tool_reply(const ToolCallContext& ctx, std::string_view text) {
       at = close + kClose.size();
     }
     r.content = r.calls.empty() ? std::move(content) : std::string(trim(content));
+    if (!ctx.parallel && r.calls.size() > 1) r.calls.resize(1);
     return r;
   }
   if (ctx.format == ToolCallFormat::kUnread) return ToolReply{std::string(text), {}, false};
@@ -112,7 +113,7 @@ ToolCallStream::Step ToolCallStream::push_hermes(std::string_view text) {
       if (close == std::string::npos) return step;
       std::optional<ToolCall> call = read_call(ctx_, std::string_view(held_).substr(0, close), calls_made_);
       if (call) {
-        step.calls.push_back(std::move(*call));
+        if (ctx_.parallel || calls_made_ == 0) step.calls.push_back(std::move(*call));
         ++calls_made_;
       } else {
         unparsed_ = true;

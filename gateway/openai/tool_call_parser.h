@@ -52,6 +52,7 @@ struct ToolCallContext {
   ToolCallFormat format = ToolCallFormat::kGeneric;
   std::string id_prefix;             // "call_<request id>_"
   std::vector<std::string> names;    // the functions offered
+  bool parallel = true;              // parallel_tool_calls: false keeps a reply's first call only
 };
 
 ToolReply parse_tool_reply(const ToolCallContext& ctx, std::string_view text);

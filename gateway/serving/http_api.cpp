@@ -142,7 +142,10 @@ HttpApi::Parsed HttpApi::parse(const server::HttpRequest& req, openai::Endpoint 
     const openai::ChatInput input{r.messages, r.add_generation_prompt,
                                   r.template_kwargs ? &*r.template_kwargs : nullptr, r.tools ? &*r.tools : nullptr};
     p.serve.prompt = encoder_.encode(chat_.render(input, encoder_));
-    if (r.tools && r.tools->choice == openai::ToolChoice::kAuto) p.tool_names = r.tools->names;
+    if (r.tools && r.tools->choice == openai::ToolChoice::kAuto) {
+      p.tool_names = r.tools->names;
+      p.parallel_tool_calls = r.tools->parallel;
+    }
     p.serve.continuation = true;  // the assistant's turn follows the rendered conversation
     return p;
   }
@@ -225,7 +228,8 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
 
   std::optional<openai::ToolCallContext> tools;
   if (!p.tool_names.empty())
-    tools = openai::ToolCallContext{chat_.tool_format(), "call_" + unique + "_", std::move(p.tool_names)};
+    tools = openai::ToolCallContext{chat_.tool_format(), "call_" + unique + "_", std::move(p.tool_names),
+                                    p.parallel_tool_calls};
   std::shared_ptr<StreamReplySink> stream;
   std::shared_ptr<WholeReplySink> whole;
   std::shared_ptr<Sink> sink;

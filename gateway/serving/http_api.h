@@ -68,6 +68,7 @@ class HttpApi {
     openai::GenerationOptions options;
     std::string model;
     std::vector<std::string> tool_names;  // a chat's functions, when its reply is read for calls
+    bool parallel_tool_calls = true;
   };
   Parsed parse(const server::HttpRequest& req, openai::Endpoint endpoint) const;
   void check_bounds(Parsed& p, openai::Endpoint endpoint) const;

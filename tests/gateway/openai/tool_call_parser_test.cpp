@@ -67,6 +67,16 @@ TEST(ToolCallParser, Hermes) {
   expect_reply(ctx, "No tools needed: 2 < 3 and <tool or <tool_cal are text.", "No tools needed: 2 < 3 and <tool or <tool_cal are text.", {});
 }
 
+TEST(ToolCallParser, WithoutParallelCallsOnlyTheFirstIsKept) {
+  ToolCallContext ctx = context(ToolCallFormat::kHermes);
+  ctx.parallel = false;
+  const std::string two = "<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>"
+                          "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>";
+  const std::vector<ToolCall> first = {{"call_x_0", "get_time", "{}"}};
+  EXPECT_EQ(parse_tool_reply(ctx, two).calls, first);
+  for (std::size_t cut = 0; cut <= two.size(); ++cut) EXPECT_EQ(streamed(ctx, two, cut).calls, first);
+}
+
 TEST(ToolCallParser, HermesThatIsNotACallIsText) {
   const ToolCallContext ctx = context(ToolCallFormat::kHermes);
   for (const char* text : {"<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}",  // never closed
