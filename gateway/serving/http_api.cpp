@@ -227,18 +227,24 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   HttpHeaders headers{{"x-request-id", sr.request_id}};
 
   std::optional<openai::ToolCallContext> tools;
-  if (!p.tool_names.empty())
+  ToolReplyCounter count_tool_reply;
+  if (!p.tool_names.empty()) {
     tools = openai::ToolCallContext{chat_.tool_format(), "call_" + unique + "_", std::move(p.tool_names),
                                     p.parallel_tool_calls};
+    count_tool_reply = [&metrics = pipeline_.metrics(), tenant = who.tenant.id,
+                        parser = std::string(openai::tool_call_format_name(chat_.tool_format()))](
+                           std::string_view outcome) { metrics.tool_reply(tenant, parser, outcome); };
+  }
   std::shared_ptr<StreamReplySink> stream;
   std::shared_ptr<WholeReplySink> whole;
   std::shared_ptr<Sink> sink;
   if (opt.stream) {
     stream = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, opt.include_usage}, headers,
-                                               std::move(tools));
+                                               std::move(tools), std::move(count_tool_reply));
     sink = stream;
   } else {
-    whole = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers, std::move(tools));
+    whole = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers, std::move(tools),
+                                             std::move(count_tool_reply));
     sink = whole;
   }
   const auto started = pipeline_.start(std::move(sr), sink);

@@ -90,6 +90,7 @@ class Pipeline {
   void cancel(RequestId id) { engine_.cancel(id); }
   // Why the engine takes no more work (its backend failed), or empty: /health says so.
   std::string engine_failure() const { return engine_.failure(); }
+  ServingMetrics& metrics() { return metrics_; }
 
  private:
   struct Flight;

@@ -92,6 +92,7 @@ void WholeReplySink::on_done(const Served& s) {
     body = openai::text_completion_response(meta_, text_, s.finish, usage);
   } else if (tools_) {
     const openai::ToolReply r = openai::parse_tool_reply(*tools_, text_);
+    if (count_) count_(!r.calls.empty() ? "calls" : r.unparsed ? "unparsed" : "text");
     body = openai::chat_completion_response(meta_, r.content, s.finish, usage, r.calls);
   } else {
     body = openai::chat_completion_response(meta_, text_, s.finish, usage);
@@ -149,7 +150,10 @@ void StreamReplySink::on_done(const Served& s) {
     // A failure mid-stream is an error frame, then the end (OpenAI's shape).
     send(server::sse_data(openai::serialize(openai::internal_error(s.error))));
   } else {
-    if (tools_) send_step(tools_->finish());
+    if (tools_) {
+      send_step(tools_->finish());
+      if (count_) count_(calls_sent_ > 0 ? "calls" : tools_->unparsed() ? "unparsed" : "text");
+    }
     const boost::json::value last = endpoint_ != openai::Endpoint::kChatCompletions ? openai::text_chunk(ctx_, "", s.finish)
                                      : calls_sent_ > 0 ? openai::chat_tool_calls_finish_chunk(ctx_)
                                                        : openai::chat_finish_chunk(ctx_, s.finish);

@@ -22,8 +22,10 @@
 // by mu_. Reply is itself thread-safe.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/mutex.h"
@@ -37,17 +39,22 @@
 
 namespace kvgate::serving {
 
+// Told once per reply read for tool calls, with what was found: "calls",
+// "text" or "unparsed" (for kvgate_tool_calls_total).
+using ToolReplyCounter = std::function<void(std::string_view outcome)>;
+
 // The usage a client is shown, from the numbers the ledger recorded.
 openai::UsageReport usage_report(const Served& s);
 
 class WholeReplySink final : public Sink {
  public:
   WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers,
-                 std::optional<openai::ToolCallContext> tools = std::nullopt)
+                 std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
       : reply_(std::move(reply)),
         endpoint_(endpoint),
         meta_(std::move(meta)),
         tools_(std::move(tools)),
+        count_(std::move(count)),
         headers_(std::move(headers)) {}
   // The request was accepted: `more` joins the headers, and the response
   // goes out now if the request has already ended.
@@ -67,6 +74,7 @@ class WholeReplySink final : public Sink {
   const openai::Endpoint endpoint_;
   const openai::ResponseMeta meta_;
   const std::optional<openai::ToolCallContext> tools_;
+  const ToolReplyCounter count_;
   Mutex mu_;
   server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
   std::string text_ ABSL_GUARDED_BY(mu_);
@@ -77,8 +85,12 @@ class WholeReplySink final : public Sink {
 class StreamReplySink final : public Sink {
  public:
   StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers,
-                  std::optional<openai::ToolCallContext> tools = std::nullopt)
-      : reply_(std::move(reply)), endpoint_(endpoint), ctx_(std::move(ctx)), headers_(std::move(headers)) {
+                  std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
+      : reply_(std::move(reply)),
+        endpoint_(endpoint),
+        ctx_(std::move(ctx)),
+        count_(std::move(count)),
+        headers_(std::move(headers)) {
     if (tools) tools_.emplace(std::move(*tools));
   }
   // The request was accepted: the stream starts, with `more` among its
@@ -96,6 +108,7 @@ class StreamReplySink final : public Sink {
   server::Reply reply_;
   const openai::Endpoint endpoint_;
   const openai::StreamContext ctx_;
+  const ToolReplyCounter count_;
   Mutex mu_;
   server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
   bool open_ ABSL_GUARDED_BY(mu_) = false;

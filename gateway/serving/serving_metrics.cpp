@@ -139,7 +139,11 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
       refusals_(registry_.counter(info("kvgate_quota_refusals_total", "Requests refused with 429, by the limit.",
                                        {"tenant", "limit"}))),
       busy_(registry_.counter(info("kvgate_engine_busy_refusals_total",
-                                   "Requests refused with 503: the engine's queue was full."))) {
+                                   "Requests refused with 503: the engine's queue was full."))),
+      tool_replies_(registry_.counter(info("kvgate_tool_calls_total",
+                                           "Replies of chats that offered tools, by the parser that read them and "
+                                           "what it found: calls, text, or a call that did not parse.",
+                                           {"tenant", "parser", "outcome"}))) {
   // Series that exist from the start, so that a scrape before any traffic
   // already shows every server-wide family (per-tenant ones appear with
   // their tenant's first request).
@@ -185,6 +189,10 @@ void ServingMetrics::refused(const std::string& tenant, tenancy::Limit limit) {
 }
 
 void ServingMetrics::busy() { busy_.at({}).add(); }
+
+void ServingMetrics::tool_reply(const std::string& tenant, std::string_view parser, std::string_view outcome) {
+  tool_replies_.at({tenant, std::string(parser), std::string(outcome)}).add();
+}
 
 std::string ServingMetrics::tenant_of(TenantId label) const {
   MutexLock lock(labels_mu_);

@@ -50,6 +50,9 @@ class ServingMetrics {
                 uint64_t cost_micros, uint64_t uncached_cost_micros, const RequestTiming& timing);
   void refused(const std::string& tenant, tenancy::Limit limit);  // 429
   void busy();                                                    // 503
+  // A reply to a chat that offered tools was read by `parser` (hermes,
+  // llama3, generic): `outcome` "calls", "text", or "unparsed".
+  void tool_reply(const std::string& tenant, std::string_view parser, std::string_view outcome);
 
   // The host and disk tiers whose state collect() copies too; they must
   // outlive this. Not called: the device tier only.
@@ -110,6 +113,7 @@ class ServingMetrics {
   metrics::Family<metrics::Counter>& resumed_tokens_;
   metrics::Family<metrics::Counter>& refusals_;
   metrics::Family<metrics::Counter>& busy_;
+  metrics::Family<metrics::Counter>& tool_replies_;
 
   const KvTiers* tiers_ = nullptr;
   mutable Mutex labels_mu_;

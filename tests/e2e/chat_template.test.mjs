@@ -143,6 +143,12 @@ test('qwen: tools go into the prompt, and the second turn of a tool loop hits th
   let finish = null;
   for await (const chunk of stream) finish = chunk.choices[0]?.finish_reason ?? finish;
   assert.ok(['stop', 'length', 'tool_calls'].includes(finish));
+  // Each of the three replies was read by the hermes parser and counted.
+  const metrics = await r.server.request('GET', '/metrics', { headers: { authorization: `Bearer ${r.server.adminToken}` } });
+  let read = 0;
+  for (const m of metrics.body.matchAll(/^kvgate_tool_calls_total\{tenant="demo",parser="hermes",outcome="\w+"\} (\d+)$/gm))
+    read += Number(m[1]);
+  assert.equal(read, 3, metrics.body.split('\n').filter((l) => l.includes('tool_calls')).join('\n'));
 });
 
 test('what kvgate cannot honour yet is refused by name', async () => {

@@ -123,7 +123,9 @@ constexpr const char* kCall = "<tool_call>\n{\"name\": \"get_weather\", \"argume
 // and finish_reason "tool_calls", with no markup left in the content.
 TEST(ReplySinks, AWholeReplyThatCallsAToolCarriesItsCalls) {
   Recorded r;
-  WholeReplySink sink(r.reply, Endpoint::kChatCompletions, {"chatcmpl-abc", 1700000000, "m"}, {}, kHermes);
+  std::vector<std::string> counted;
+  WholeReplySink sink(r.reply, Endpoint::kChatCompletions, {"chatcmpl-abc", 1700000000, "m"}, {}, kHermes,
+                      [&](std::string_view outcome) { counted.emplace_back(outcome); });
   sink.open();
   sink.on_text("Checking.\n<tool_");
   sink.on_text(std::string(kCall).substr(6));
@@ -133,11 +135,14 @@ TEST(ReplySinks, AWholeReplyThatCallsAToolCarriesItsCalls) {
             json::parse(R"({"role":"assistant","content":"Checking.","tool_calls":[{"id":"call_abc_0","type":"function",
                            "function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]})"));
   EXPECT_EQ(body.at("choices").at(0).at("finish_reason"), "tool_calls");
+  EXPECT_EQ(counted, std::vector<std::string>{"calls"});
 }
 
 TEST(ReplySinks, AStreamedToolCallIsItsIdAndNameThenItsArgumentsNeverMarkup) {
   Recorded r;
-  StreamReplySink sink(r.reply, Endpoint::kChatCompletions, {{"chatcmpl-abc", 1700000000, "m"}, false}, {}, kHermes);
+  std::vector<std::string> counted;
+  StreamReplySink sink(r.reply, Endpoint::kChatCompletions, {{"chatcmpl-abc", 1700000000, "m"}, false}, {}, kHermes,
+                       [&](std::string_view outcome) { counted.emplace_back(outcome); });
   sink.open();
   for (char c : std::string(kCall)) sink.on_text(std::string(1, c));  // a token a byte
   sink.on_done(served(FinishReason::kStop));
@@ -149,6 +154,21 @@ TEST(ReplySinks, AStreamedToolCallIsItsIdAndNameThenItsArgumentsNeverMarkup) {
   EXPECT_EQ(choice(2).at("delta"),
             json::parse(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Rome\"}"}}]})"));
   EXPECT_EQ(choice(3).at("finish_reason"), "tool_calls");
+  EXPECT_EQ(counted, std::vector<std::string>{"calls"});
+}
+
+TEST(ReplySinks, AReplyThatOpensACallButIsNoneIsTextAndCountedSo) {
+  Recorded r;
+  std::vector<std::string> counted;
+  WholeReplySink sink(r.reply, Endpoint::kChatCompletions, {"chatcmpl-abc", 1700000000, "m"}, {}, kHermes,
+                      [&](std::string_view outcome) { counted.emplace_back(outcome); });
+  sink.open();
+  sink.on_text("<tool_call>{oops</tool_call>");
+  sink.on_done(served(FinishReason::kStop));
+  const json::value body = json::parse(r.rec->events().at(0).body);
+  EXPECT_EQ(body.at("choices").at(0).at("message").at("content"), "<tool_call>{oops</tool_call>");
+  EXPECT_EQ(body.at("choices").at(0).at("finish_reason"), "stop");
+  EXPECT_EQ(counted, std::vector<std::string>{"unparsed"});
 }
 
 TEST(ReplySinks, AWholeResponseThatFailedIsA500InOpenAisShapeWithItsHeaders) {
