@@ -59,6 +59,7 @@ const families = {
   kvgate_kv_tier_tenant_blocks: ['gauge', ['tier', 'tenant']],
   kvgate_preempted_resume_tokens_total: ['counter', ['how']],
   kvgate_quota_refusals_total: ['counter', ['tenant', 'limit']],
+  kvgate_tool_calls_total: ['counter', ['tenant', 'parser', 'outcome']],
   kvgate_engine_busy_refusals_total: ['counter', []],
 };
 const labelValues = {
