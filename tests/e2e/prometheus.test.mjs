@@ -70,6 +70,8 @@ const labelValues = {
   reason: ['truncated', 'bad_magic', 'header_checksum', 'payload_checksum', 'wrong_model', 'wrong_layout',
     'wrong_block_size', 'wrong_type', 'wrong_key', 'wrong_tokens'],
   how: ['restored', 'recomputed'],
+  parser: ['hermes', 'llama3', 'generic'],
+  outcome: ['calls', 'text', 'unparsed'],
 };
 const ttftBuckets = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
   160, 640, 2560];
@@ -141,10 +143,11 @@ async function exposition() {
 
 // One request; resolves to {id, usage} as its client saw them, or
 // {refused: status} for a 429.
-async function send(tenant, { prompt, chat = false, stream = false, maxTokens = 8 }) {
+async function send(tenant, { prompt, chat = false, stream = false, maxTokens = 8, tools }) {
   const body = chat
     ? { model, messages: [{ role: 'user', content: prompt }], max_tokens: maxTokens, temperature: 0 }
     : { model, prompt, max_tokens: maxTokens, temperature: 0 };
+  if (tools) body.tools = tools;
   if (stream) Object.assign(body, { stream: true, stream_options: { include_usage: true } });
   const endpoint = chat ? tenant.client.chat.completions : tenant.client.completions;
   let res;
@@ -472,6 +475,9 @@ test('promtool check metrics accepts both expositions', async () => {
 });
 
 test('every family of docs/metrics.md, with its type, labels and buckets', async () => {
+  // A chat with tools, so the tool-reply family has a sample (read by the generic parser).
+  await send(await newTenant('agent'), { prompt: 'Weather?', chat: true,
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }] });
   const e = await exposition();
   const problems = [];
   for (const [name, [type, labels]] of Object.entries(families)) {
