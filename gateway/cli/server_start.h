@@ -52,8 +52,9 @@ std::string tenancy_dir(const config::ServerConfig& c);
 void prepare_data_dir(const config::ServerConfig& c);
 
 // What the first start makes and shows once (the demo key, the admin
-// token), made and shown now if this is the first start, and the admin
-// token's digest, which must exist by now.
+// token), made and shown now if this is the first start (on stdout, or in
+// the new file [admin] print_secrets_to names), and the admin token's
+// digest, which must exist by now.
 struct StartSecrets {
   serving::FirstStartSecrets shown;
   serving::AdminToken admin;

@@ -255,6 +255,10 @@ constexpr Option kAdminOptions[] = {
     bind<&C::admin, &AdminSection::token_file>(
         {"admin", "token_file", "admin-token-file", K::kString,
          "where the admin token generated at first start is kept; empty = <data.dir>/admin-token"}),
+    bind<&C::admin, &AdminSection::print_secrets_to>(
+        {"admin", "print_secrets_to", "print-secrets-to", K::kString,
+         "at a start that makes secrets (the demo API key, the admin token), write them to this new file (mode "
+         "0600; an existing file stops the start) instead of stdout; empty = stdout"}),
 };
 
 // [metrics]
