@@ -87,6 +87,13 @@ std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c) {
   return Model::load(c.model.path);
 }
 
+std::unique_ptr<serving::AccessLog> open_access_log(const config::ServerConfig& c) {
+  if (c.log.access_log.empty()) return nullptr;
+  std::unique_ptr<serving::AccessLog> log = serving::AccessLog::open(c.log.access_log);
+  say("access log " + log->path() + " (a line per request, no prompt)");
+  return log;
+}
+
 std::string tenancy_dir(const config::ServerConfig& c) {
   return (std::filesystem::path(c.data.dir) / "tenancy").string();
 }

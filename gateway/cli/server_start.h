@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "gateway/config/server_config.h"
 #include "gateway/server/server.h"
 #include "gateway/server/server_options.h"
+#include "gateway/serving/access_log.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
@@ -42,6 +44,10 @@ std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c);
 // The operator's routes that `serve` and `route` mount beside the OpenAI
 // ones: /admin, /metrics and /dashboard.
 std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& metrics);
+
+// The access log [log] access_log names, opened (and said) now, so that a
+// path that cannot be written stops the start at once; nullptr when none.
+std::unique_ptr<serving::AccessLog> open_access_log(const config::ServerConfig& c);
 
 // Where the tenancy store lives: <data.dir>/tenancy.
 std::string tenancy_dir(const config::ServerConfig& c);

@@ -298,6 +298,10 @@ constexpr Option kClusterOptions[] = {
 constexpr Option kLogOptions[] = {
     bind<&C::log, &LogSection::level>(
         {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
+    bind<&C::log, &LogSection::access_log>(
+        {"log", "access_log", "access-log", K::kString,
+         "append one line per generation request (time, tenant, status, tokens, latency; never the prompt) to "
+         "this file; empty = none"}),
 };
 // Every section's options, in the order of kTables: all_options() in file order.
 constexpr std::span<const Option> kSections[] = {kServerOptions, kTlsOptions,   kModelOptions,   kLimitsOptions,

@@ -172,6 +172,10 @@ struct ClusterSection {
 // [log]
 struct LogSection {
   std::string level = "info";  // error | warn | info | debug
+  // Append one line per generation request to this file (time, request id,
+  // tenant, status, tokens, latency; never the prompt or the output;
+  // gateway/serving/access_log.h). Empty = no access log.
+  std::string access_log;
 
   bool operator==(const LogSection&) const = default;
 };
