@@ -17,6 +17,7 @@
 #include "gateway/serving/json_reply.h"
 #include "gateway/serving/tenant_identity.h"
 #include "gateway/serving/period_usage.h"
+#include "tenancy/backup.h"
 #include "tenancy/error.h"
 
 namespace kvgate::admin {
@@ -162,6 +163,7 @@ const AdminApi::Route AdminApi::kRoutes[] = {
     {"GET", "/admin/plans", &AdminApi::list_plans, false},
     {"PUT", "/admin/plans/{id}", &AdminApi::put_plan, false},
     {"GET", "/admin/requests/{request_id}", &AdminApi::get_request, false},
+    {"POST", "/admin/backup", &AdminApi::backup, false},
     {"GET", "/admin/cache", &AdminApi::cache_stats, true},
     {"GET", "/admin/cache/tiers", &AdminApi::tier_stats, true},
     {"POST", "/admin/cache/purge", &AdminApi::purge, true},
@@ -323,6 +325,20 @@ void AdminApi::get_request(const Call& c) {
   const std::optional<tenancy::LedgerRecord> r = tenancy_.ledger().find(c.params[0]);
   if (!r) throw openai::not_found("no ledger record for request '" + std::string(c.params[0]) + "'");
   serving::send_json(c.reply, 200, record_json(*r));
+}
+
+// The tenancy store, copied while it serves (tenancy/backup.h). The directory
+// is on the server's machine, not the caller's: an absolute path, so that
+// where it lands does not depend on the server's working directory.
+void AdminApi::backup(const Call& c) {
+  const json::object o = body_of(c.req);
+  const openai::FieldReader f(o, "");
+  const std::string dir = f.required_string("dir");
+  if (dir.empty() || dir.front() != '/')
+    throw openai::invalid_value("dir", "must be an absolute path on the server's machine (got \"" + dir + "\")");
+  const tenancy::BackupInfo b = tenancy::backup_store(tenancy_.store(), dir);
+  serving::send_json(c.reply, 201,
+                     {{"dir", b.dir}, {"files", b.files}, {"bytes", b.bytes}, {"schema_version", b.schema_version}});
 }
 
 json::object AdminApi::body_of(const server::HttpRequest& req) {

@@ -14,6 +14,7 @@
 //   GET    /admin/plans                        price plans
 //   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
 //   GET    /admin/requests/{request_id}        the request's ledger record (its x-request-id)
+//   POST   /admin/backup                       {dir} -> 201 a checkpoint of the tenancy store in dir (new, absolute, on this machine)
 //   GET    /admin/cache                        the KV pool's blocks, per tenant hit counters, requests in flight
 //   POST   /admin/tenants/{id}/cache/evict     {pins?} drop the tenant's unreferenced cached blocks in every tier (pins: and its pins)
 //   POST   /admin/tenants/{id}/cache/pins      {prompt, ttl_s} pin a prefix for the tenant (run once, billed as a cache write)
@@ -89,6 +90,7 @@ class AdminApi {
   void list_plans(const Call& c);
   void put_plan(const Call& c);
   void get_request(const Call& c);
+  void backup(const Call& c);
   // admin_cache_routes.cpp
   void cache_stats(const Call& c);
   void get_policy(const Call& c);

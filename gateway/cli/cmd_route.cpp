@@ -67,6 +67,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
     throw Error("kvgate route needs --internal-token-file: the secret its replicas are started with");
   const std::string internal_token = wire::read_internal_token(c.cluster.internal_token_file);
   prepare_data_dir(c);
+  const std::unique_ptr<serving::AccessLog> access_log = open_access_log(c);  // outlives the pipeline
 
   auto model = load_served_model(c);
   auto tokenizer = Tokenizer::from_gguf(model->file());
@@ -112,7 +113,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   const StartSecrets secrets = start_secrets(tenancy, c);
 
   std::optional<serving::BlockingPool> durable(std::in_place, 2);
-  serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics);
+  serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics, access_log.get());
   const serving::KvTiers no_tiers;  // the replicas' own
   admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
   admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, secrets.admin);

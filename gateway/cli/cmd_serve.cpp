@@ -196,6 +196,7 @@ void serve(const config::ServerConfig& c) {
   std::optional<std::string> internal_token;
   if (!c.cluster.internal_token_file.empty()) internal_token = wire::read_internal_token(c.cluster.internal_token_file);
   prepare_data_dir(c);
+  const std::unique_ptr<serving::AccessLog> access_log = open_access_log(c);  // outlives the pipeline
 
   LoadedModel m = load_model(c);
   serving::ServingMetrics metrics(c.served_model_name(), m.backend->kv_capacity().bytes());
@@ -214,7 +215,7 @@ void serve(const config::ServerConfig& c) {
   const StartSecrets secrets = start_secrets(tenancy, c);
 
   std::optional<serving::BlockingPool> durable(std::in_place, 2);
-  serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *durable, metrics);
+  serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *durable, metrics, access_log.get());
   admin::AdminApi admin(&engine, tenancy, *durable, secrets.admin, pipeline, *m.tokenizer, c.served_model_name(), tiers);
   admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, secrets.admin);
   const std::unique_ptr<replica::InternalApi> internal =

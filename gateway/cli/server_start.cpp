@@ -12,6 +12,7 @@
 #include "base/private_file.h"
 #include "base/version.h"
 #include "engine/model/weight_summary.h"
+#include "gateway/serving/secrets_file.h"
 
 namespace kvgate::cli {
 
@@ -86,15 +87,48 @@ std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c) {
   return Model::load(c.model.path);
 }
 
+std::unique_ptr<serving::AccessLog> open_access_log(const config::ServerConfig& c) {
+  if (c.log.access_log.empty()) return nullptr;
+  std::unique_ptr<serving::AccessLog> log = serving::AccessLog::open(c.log.access_log);
+  say("access log " + log->path() + " (a line per request, no prompt)");
+  return log;
+}
+
 std::string tenancy_dir(const config::ServerConfig& c) {
   return (std::filesystem::path(c.data.dir) / "tenancy").string();
 }
 
-StartSecrets start_secrets(tenancy::Tenancy& tenancy, const config::ServerConfig& c) {
-  serving::FirstStartSecrets shown = serving::bootstrap(tenancy, c.admin_token_path());
+namespace {
+
+void print_secrets(const serving::FirstStartSecrets& shown) {
   if (shown.demo_key)
     say(std::string("first start: tenant '") + serving::kDemoTenant + "', API key (shown once): " + *shown.demo_key);
   if (shown.admin_token) say("first start: admin token (shown once): " + *shown.admin_token);
+}
+
+}  // namespace
+
+StartSecrets start_secrets(tenancy::Tenancy& tenancy, const config::ServerConfig& c) {
+  // The secrets file is made before any secret exists: one that cannot be
+  // made (it exists, say) stops the start with nothing made and nothing lost.
+  std::optional<serving::SecretsFile> file;
+  if (!c.admin.print_secrets_to.empty() && serving::secrets_pending(tenancy, c.admin_token_path()))
+    file.emplace(serving::SecretsFile::create(c.admin.print_secrets_to));
+  serving::FirstStartSecrets shown = serving::bootstrap(tenancy, c.admin_token_path());
+  if (file) {
+    try {
+      file->write(shown);
+      say(std::string(shown.demo_key ? "first start: the demo tenant's API key and the admin token"
+                                     : "no admin token file: a new admin token") +
+          ", made now, written to " + file->path() + " (mode 0600), shown nowhere else");
+      shown.demo_key.reset();  // nor in the curl hint
+    } catch (const Error& e) {
+      say(std::string(e.what()) + ": shown here instead");
+      print_secrets(shown);
+    }
+  } else {
+    print_secrets(shown);
+  }
   std::optional<serving::AdminToken> admin = serving::AdminToken::load(c.admin_token_path());
   if (!admin) throw Error(c.admin_token_path() + ": the admin token file disappeared at start-up");
   return {std::move(shown), std::move(*admin)};
@@ -112,7 +146,9 @@ void announce_listener(const config::ServerConfig& c, const server::Server& http
   const std::string key = secrets.demo_key ? *secrets.demo_key : "$KVGATE_API_KEY";
   const std::string ca =
       http.certificate() && c.self_signed() ? "--cacert " + http.certificate()->cert_file.string() + " " : "";
-  say(std::string(secrets.demo_key ? "try" : "try, with KVGATE_API_KEY set to an API key (the demo tenant's was shown at first start)") +
+  say(std::string(secrets.demo_key ? "try"
+                                    : "try, with KVGATE_API_KEY set to an API key (the demo tenant's was shown at first "
+                                      "start, or written to the --print-secrets-to file)") +
       ": curl " + ca + base + "/v1/completions -H \"Authorization: Bearer " + key +
       "\" -H 'Content-Type: application/json' -d '{\"model\":\"" + model_id +
       "\",\"prompt\":\"Once upon a time\",\"max_tokens\":32}'");

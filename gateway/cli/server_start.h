@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "gateway/config/server_config.h"
 #include "gateway/server/server.h"
 #include "gateway/server/server_options.h"
+#include "gateway/serving/access_log.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
@@ -43,6 +45,10 @@ std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c);
 // ones: /admin, /metrics and /dashboard.
 std::vector<server::Mount> routes_of(admin::AdminApi& admin, admin::MetricsApi& metrics);
 
+// The access log [log] access_log names, opened (and said) now, so that a
+// path that cannot be written stops the start at once; nullptr when none.
+std::unique_ptr<serving::AccessLog> open_access_log(const config::ServerConfig& c);
+
 // Where the tenancy store lives: <data.dir>/tenancy.
 std::string tenancy_dir(const config::ServerConfig& c);
 
@@ -52,8 +58,9 @@ std::string tenancy_dir(const config::ServerConfig& c);
 void prepare_data_dir(const config::ServerConfig& c);
 
 // What the first start makes and shows once (the demo key, the admin
-// token), made and shown now if this is the first start, and the admin
-// token's digest, which must exist by now.
+// token), made and shown now if this is the first start (on stdout, or in
+// the new file [admin] print_secrets_to names), and the admin token's
+// digest, which must exist by now.
 struct StartSecrets {
   serving::FirstStartSecrets shown;
   serving::AdminToken admin;

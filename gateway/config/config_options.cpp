@@ -255,6 +255,10 @@ constexpr Option kAdminOptions[] = {
     bind<&C::admin, &AdminSection::token_file>(
         {"admin", "token_file", "admin-token-file", K::kString,
          "where the admin token generated at first start is kept; empty = <data.dir>/admin-token"}),
+    bind<&C::admin, &AdminSection::print_secrets_to>(
+        {"admin", "print_secrets_to", "print-secrets-to", K::kString,
+         "at a start that makes secrets (the demo API key, the admin token), write them to this new file (mode "
+         "0600; an existing file stops the start) instead of stdout; empty = stdout"}),
 };
 
 // [metrics]
@@ -294,6 +298,10 @@ constexpr Option kClusterOptions[] = {
 constexpr Option kLogOptions[] = {
     bind<&C::log, &LogSection::level>(
         {"log", "level", "log-level", K::kChoice, "error, warn, info or debug", 0, 0, true, kLogLevels}),
+    bind<&C::log, &LogSection::access_log>(
+        {"log", "access_log", "access-log", K::kString,
+         "append one line per generation request (time, tenant, status, tokens, latency; never the prompt) to "
+         "this file; empty = none"}),
 };
 // Every section's options, in the order of kTables: all_options() in file order.
 constexpr std::span<const Option> kSections[] = {kServerOptions, kTlsOptions,   kModelOptions,   kLimitsOptions,

@@ -123,6 +123,11 @@ struct DataSection {
 // the config only names where it is stored.
 struct AdminSection {
   std::string token_file;  // empty = <data.dir>/admin-token
+  // At a start that makes secrets (the first, or one after the token file
+  // was deleted): write them to this new file (mode 0600; an existing one
+  // stops the start) instead of stdout, which a supervisor keeps in its
+  // journal. Empty = stdout.
+  std::string print_secrets_to;
 
   bool operator==(const AdminSection&) const = default;
 };
@@ -167,6 +172,10 @@ struct ClusterSection {
 // [log]
 struct LogSection {
   std::string level = "info";  // error | warn | info | debug
+  // Append one line per generation request to this file (time, request id,
+  // tenant, status, tokens, latency; never the prompt or the output;
+  // gateway/serving/access_log.h). Empty = no access log.
+  std::string access_log;
 
   bool operator==(const LogSection&) const = default;
 };

@@ -5,6 +5,10 @@
 
 namespace kvgate::serving {
 
+bool secrets_pending(tenancy::Tenancy& t, const std::string& admin_token_file) {
+  return t.tenants().list().empty() || !AdminToken::load(admin_token_file);
+}
+
 FirstStartSecrets bootstrap(tenancy::Tenancy& t, const std::string& admin_token_file) {
   FirstStartSecrets out;
   if (t.tenants().list().empty()) {

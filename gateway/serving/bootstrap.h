@@ -19,6 +19,10 @@ struct FirstStartSecrets {
   std::optional<std::string> admin_token;  // set when the admin token was created now
 };
 
+// Whether bootstrap() would make a secret now (nothing is written): the
+// store has no tenant, or the admin token file is missing.
+bool secrets_pending(tenancy::Tenancy& tenancy, const std::string& admin_token_file);
+
 // Creates what is missing: the demo plan, tenant and key only when the store
 // has no tenant at all; the admin token when its digest file (at
 // `admin_token_file`, the config's admin.token_file) is missing.

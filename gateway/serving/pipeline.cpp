@@ -10,6 +10,7 @@
 //     completion callback runs after the last token and posts the rest.
 #include "gateway/serving/pipeline.h"
 
+#include <chrono>
 #include <utility>
 
 #include "base/error.h"
@@ -29,6 +30,27 @@ tenancy::TokenUsage priced_fresh(tenancy::TokenUsage u) {
   u.cached_device = u.cached_host = u.cached_disk = 0;
   u.cache_written = 0;
   return u;
+}
+
+// The access log's line for a settled request: the numbers the client was
+// told (its usage is the ledger record's). The status is the one a whole
+// response is answered with; a stream was already 200 when it failed (its
+// error is a frame), and is logged 500 all the same: the request failed.
+void log_settled(AccessLog& log, const ServeRequest& req, const WallAnchor& clock, const Served& s,
+                 const RequestTiming& timing) {
+  AccessEntry e;
+  e.time_ns = WallAnchor::now().wall_ns;
+  e.request_id = req.request_id, e.tenant = req.who.tenant.id, e.key_id = req.who.key_id;
+  // 499: nginx's "client closed request", the client went away (or the server stopped) first.
+  e.status = !s.error.empty() ? 500 : s.finish == FinishReason::kCancelled ? 499 : 200;
+  e.finish = !s.error.empty() ? finish_reason_name(FinishReason::kError) : finish_reason_name(s.finish);
+  e.prompt_tokens = s.usage.prompt_tokens;
+  e.cached_tokens = s.usage.cached();
+  e.completion_tokens = s.usage.output_tokens;
+  e.cost_micros = s.cost_micros;
+  e.latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - clock.steady).count();
+  e.ttft_ms = timing.token_times.empty() ? -1 : ttft_ms(timing);
+  log.write(e);
 }
 
 }  // namespace
@@ -64,10 +86,35 @@ struct Pipeline::Flight {
 };
 
 Pipeline::Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& durable,
-                   ServingMetrics& metrics)
-    : engine_(engine), tenancy_(tenancy), tokenizer_(tokenizer), durable_(durable), metrics_(metrics) {}
+                   ServingMetrics& metrics, AccessLog* access_log)
+    : engine_(engine),
+      tenancy_(tenancy),
+      tokenizer_(tokenizer),
+      durable_(durable),
+      metrics_(metrics),
+      access_log_(access_log) {}
 
 std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::shared_ptr<Sink> sink) {
+  if (!access_log_) return begin(std::move(req), std::move(sink));
+  // A refusal is logged here, with what the request was; begin() consumes it.
+  const auto t0 = SteadyClock::now();
+  const std::string request_id = req.request_id, tenant = req.who.tenant.id, key_id = req.who.key_id;
+  const auto prompt_tokens = static_cast<uint64_t>(req.prompt.size());
+  std::variant<RequestId, NotStarted> started = begin(std::move(req), std::move(sink));
+  if (const auto* no = std::get_if<NotStarted>(&started)) {
+    AccessEntry e;
+    e.time_ns = WallAnchor::now().wall_ns;
+    e.request_id = request_id, e.tenant = tenant, e.key_id = key_id;
+    e.status = no->why == NotStarted::Why::kQuota ? 429 : no->why == NotStarted::Why::kBusy ? 503 : 400;
+    e.finish = "-";
+    e.prompt_tokens = prompt_tokens;
+    e.latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
+    access_log_->write(e);
+  }
+  return started;
+}
+
+std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::shared_ptr<Sink> sink) {
   const TenantIdentity id = tenant_identity(tenancy_.tenants(), req.who.tenant);
   Request er;
   er.prompt = req.prompt;
@@ -162,6 +209,7 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
   }
   metrics_.finished(f->req.who.tenant.id, s.finish, s.recorded ? s.usage : tenancy::TokenUsage{}, s.cost_micros,
                     uncached_cost, done.timing);
+  if (access_log_) log_settled(*access_log_, f->req, f->clock, s, done.timing);
   f->sink->on_done(s);
 }
 

@@ -3,8 +3,8 @@
 // tenant's quotas, submit it to the engine under the tenant's cache scope,
 // turn its tokens into the client's text (stop strings cancel it), and when
 // it ends settle the quotas and write its one ledger record before the
-// client is told its usage, and count it in the metrics from the same
-// numbers.
+// client is told its usage, and count it in the metrics (and, when there is
+// one, the access log) from the same numbers.
 //
 // Transport-independent: the output goes to a Sink (the HTTP reply, a test).
 //
@@ -23,6 +23,7 @@
 
 #include "engine/engine_client.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "gateway/serving/access_log.h"
 #include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/serving_metrics.h"
 #include "tenancy/tenancy.h"
@@ -79,9 +80,11 @@ struct NotStarted {
 
 class Pipeline {
  public:
-  // `engine`: this machine's Engine, or a front's replicas.
+  // `engine`: this machine's Engine, or a front's replicas. `access_log`:
+  // where each request's line goes once it is settled or refused (none
+  // when null); it must outlive the pipeline.
   Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& durable,
-           ServingMetrics& metrics);
+           ServingMetrics& metrics, AccessLog* access_log = nullptr);
 
   // Started: the engine's request id (for cancel()); otherwise why not.
   std::variant<RequestId, NotStarted> start(ServeRequest req, std::shared_ptr<Sink> sink);
@@ -94,6 +97,7 @@ class Pipeline {
 
  private:
   struct Flight;
+  std::variant<RequestId, NotStarted> begin(ServeRequest req, std::shared_ptr<Sink> sink);
   void finish(const std::shared_ptr<Flight>& f, const Completion& done);
 
   EngineClient& engine_;
@@ -101,6 +105,7 @@ class Pipeline {
   const Tokenizer& tokenizer_;
   BlockingPool& durable_;
   ServingMetrics& metrics_;
+  AccessLog* const access_log_;
 };
 
 }  // namespace kvgate::serving

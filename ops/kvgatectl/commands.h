@@ -15,5 +15,6 @@ void add_prices(CLI::App& app, Context& ctx);   // prices show|set
 void add_policy(CLI::App& app, Context& ctx);   // policy show|set
 void add_cache(CLI::App& app, Context& ctx);    // cache stats|evict|flush|pin
 void add_usage(CLI::App& app, Context& ctx);    // usage report|export
+void add_backup(CLI::App& app, Context& ctx);   // backup DIR
 
 }  // namespace kvgatectl

@@ -26,7 +26,7 @@ void add_global_footer(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace kvgatectl;
-  CLI::App app{"kvgatectl: administer a kvgate server (tenants, keys, quotas, prices, cache policy, cache, usage) "
+  CLI::App app{"kvgatectl: administer a kvgate server (tenants, keys, quotas, prices, cache policy, cache, usage, backup) "
                "through its HTTPS admin API.\nExit status: 0 ok, 1 the server said no, 2 usage error, 3 cannot "
                "reach the server, 4 the admin token was refused.",
                "kvgatectl"};
@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add_policy(app, ctx);
   add_cache(app, ctx);
   add_usage(app, ctx);
+  add_backup(app, ctx);
   add_global_footer(app);
   try {
     app.parse(argc, argv);

@@ -55,8 +55,11 @@ export async function startKvgate(subcommand, extraArgs = [], { dataDir: reuse, 
     const why = () => `\n$ kvgate ${args.join(' ')}\n` + lines.join('\n') + '\n' + errLines.join('\n');
     const timer = setTimeout(() => reject(new Error(`kvgate ${subcommand} did not start:` + why())), 60000);
     // Not yet started when it exits: wait for the last of its output before saying why.
-    exited.then(({ code, signal }) =>
-      setTimeout(() => reject(new Error(`kvgate ${subcommand} exited with ${code ?? signal}:` + why())), 50));
+    // (The start timer goes with it: a pending one would hold the test process for a minute.)
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      setTimeout(() => reject(new Error(`kvgate ${subcommand} exited with ${code ?? signal}:` + why())), 50);
+    });
     rl.on('line', (line) => {
       lines.push(line);
       let m;

@@ -3,8 +3,8 @@
 // thread) over the real pipeline on stories260K: only the admin token opens
 // them; each method and path pattern of the route table reaches its own
 // handler; tenancy's errors are statuses in OpenAI's error shape; an
-// operator's pin is run, billed and flushed; a route front sends the cache
-// routes to its replicas.
+// operator's pin is run, billed and flushed; a backup opens as the store; a
+// route front sends the cache routes to its replicas.
 #include "gateway/admin/admin_api.h"
 
 #include <gtest/gtest.h>
@@ -140,6 +140,9 @@ TEST_F(AdminApiTest, EachMethodAndPathPatternReachesItsOwnHandler) {
   const ReplyEvent no_record = call("GET", "/admin/requests/req_nothing");
   EXPECT_TRUE(is_api_error(no_record, 404, "not_found_error", "not_found"));
   EXPECT_NE(no_record.body.find("req_nothing"), std::string::npos);
+  const std::string backup_dir = stack().dir_.sub("backup-" + t);
+  EXPECT_EQ(ok("POST", "/admin/backup", json::serialize(json::object{{"dir", backup_dir}}), 201).at("dir"),
+            json::value(backup_dir));
 
   EXPECT_EQ(ok("GET", "/admin/cache").at("blocks_total"), stack().engine_->num_blocks());
   EXPECT_EQ(ok("GET", "/admin/cache/tiers"), json::parse(R"({"tiers":[]})")) << "no host or disk tier";
@@ -282,6 +285,30 @@ TEST_F(AdminApiTest, ARequestsRecordAndTheTenantsUsageAreWhatItWasBilled) {
   EXPECT_EQ(header(csv, "content-type"), "text/csv; charset=utf-8");
   EXPECT_EQ(std::count(csv.body.begin(), csv.body.end(), '\n'), 2) << "a header and the one request:\n" << csv.body;
   EXPECT_NE(csv.body.find(id), std::string::npos);
+}
+
+// A backup taken through the route while the store serves opens as a store
+// with the request's record and the tenant's key: what an operator restores.
+TEST_F(AdminApiTest, ABackupIsTheStoreAsOfTheCallAndNeverOverwrites) {
+  const std::string id = run_request(2);
+  const std::string dir = stack().dir_.sub("backups/" + id_);
+  const json::value b = ok("POST", "/admin/backup", json::serialize(json::object{{"dir", dir}}), 201);
+  EXPECT_EQ(b.at("dir"), json::value(dir));
+  EXPECT_GT(b.at("files").to_number<uint64_t>(), 0u);
+  EXPECT_GT(b.at("bytes").to_number<uint64_t>(), 0u);
+  EXPECT_EQ(b.at("schema_version"), 1);
+  {
+    tenancy::Tenancy restored(dir);
+    EXPECT_TRUE(restored.ledger().find(id).has_value());
+    EXPECT_EQ(restored.authenticate(key_)->tenant.id, id_);
+  }
+  const ReplyEvent again = call("POST", "/admin/backup", json::serialize(json::object{{"dir", dir}}));
+  EXPECT_TRUE(is_api_error(again, 409, "invalid_request_error", "already_exists"));
+  EXPECT_NE(again.body.find("exists"), std::string::npos) << again.body;
+  EXPECT_TRUE(is_api_error(call("POST", "/admin/backup", R"({"dir":"relative/dir"})"), 400, "invalid_request_error",
+                           "invalid_value", "dir"));
+  EXPECT_TRUE(is_api_error(call("POST", "/admin/backup", "{}"), 400, "invalid_request_error",
+                           "missing_required_parameter", "dir"));
 }
 
 TEST_F(AdminApiTest, APinRunsThePromptOnceBilledAsACacheWriteAndAFlushDropsIt) {
