@@ -35,6 +35,7 @@
 #include "gateway/server/server.h"
 #include "gateway/admin/admin_api.h"
 #include "gateway/serving/bootstrap.h"
+#include "gateway/serving/credentials.h"
 #include "gateway/serving/http_api.h"
 #include "gateway/cluster/wire/internal_token.h"
 #include "gateway/admin/metrics_api.h"
@@ -120,7 +121,10 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, std::move(chat),
                              api_model(c, *model), routes_of(admin, metrics_api));
 
-  std::optional<server::Server> http(std::in_place, server_options(c),
+  auto authenticates = [&tenancy, &admin_token = secrets.admin](std::string_view authorization) {
+    return serving::is_known_credential(authorization, tenancy, admin_token);
+  };
+  std::optional<server::Server> http(std::in_place, server_options(c, authenticates),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
   http->start();
   announce_listener(c, *http, secrets.shown, c.served_model_name());

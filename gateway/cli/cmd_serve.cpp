@@ -37,6 +37,7 @@
 #include "gateway/admin/admin_api.h"
 #include "gateway/cluster/replica/block_event_publisher.h"
 #include "gateway/serving/bootstrap.h"
+#include "gateway/serving/credentials.h"
 #include "gateway/serving/http_api.h"
 #include "gateway/cluster/replica/internal_api.h"
 #include "gateway/cluster/wire/internal_token.h"
@@ -225,7 +226,15 @@ void serve(const config::ServerConfig& c) {
   const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, std::move(*m.chat),
                              std::move(served), mounts_of(admin, metrics_api, internal.get()));
 
-  std::optional<server::Server> http(std::in_place, server_options(c),
+  // A credential some route takes: a tenant's key, the admin token, or the front's internal token.
+  std::optional<wire::InternalToken> front;
+  if (internal_token) front.emplace(*internal_token);
+  auto authenticates = [&tenancy, &admin_token = secrets.admin, &front](std::string_view authorization) {
+    if (serving::is_known_credential(authorization, tenancy, admin_token)) return true;
+    constexpr std::string_view kBearer = "Bearer ";
+    return front && authorization.starts_with(kBearer) && front->matches(authorization.substr(kBearer.size()));
+  };
+  std::optional<server::Server> http(std::in_place, server_options(c, authenticates),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });
   http->start();
   std::unique_ptr<server::Server> metrics_http = start_metrics_listener(c, metrics_api, *http);

@@ -37,8 +37,10 @@ void say(const std::string& line) {
   std::fflush(stdout);  // a supervisor or test reads these lines as they come
 }
 
-server::ServerOptions server_options(const config::ServerConfig& c) {
+server::ServerOptions server_options(const config::ServerConfig& c,
+                                     std::function<bool(std::string_view)> authenticates) {
   server::ServerOptions o;
+  o.authenticates = std::move(authenticates);
   o.address = c.server.listen.host;
   o.https_port = c.server.listen.port;
   if (c.server.plain_http) o.http_port = c.server.plain_listen.port;
@@ -54,6 +56,9 @@ server::ServerOptions server_options(const config::ServerConfig& c) {
   o.read_timeout = std::chrono::milliseconds(c.server.read_timeout_ms);
   o.idle_timeout = std::chrono::milliseconds(c.server.idle_timeout_ms);
   o.write_timeout = std::chrono::milliseconds(c.server.write_timeout_ms);
+  o.max_connections_per_address = static_cast<size_t>(c.server.max_connections_per_address);
+  o.max_unauthenticated_body_bytes = static_cast<size_t>(c.server.unauthenticated_body_bytes);
+  o.unauthenticated_idle_timeout = std::chrono::milliseconds(c.server.unauthenticated_idle_ms);
   return o;
 }
 

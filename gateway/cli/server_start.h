@@ -6,7 +6,9 @@
 #include <signal.h>
 
 #include <memory>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/model/model.h"
@@ -33,7 +35,11 @@ void wait_for_stop(const sigset_t& signals, int64_t shutdown_deadline_ms);
 // "kvgate: <line>" on stdout, flushed.
 void say(const std::string& line);
 
-server::ServerOptions server_options(const config::ServerConfig& c);
+// `authenticates`: which Authorization headers hold a credential the
+// server's routes take (ServerOptions::authenticates); none for a listener
+// that asks for none.
+server::ServerOptions server_options(const config::ServerConfig& c,
+                                     std::function<bool(std::string_view)> authenticates = {});
 serving::ApiModel api_model(const config::ServerConfig& c, const Model& model);
 
 // The model [model] names, loaded; when it is the bundled default and not

@@ -110,6 +110,15 @@ constexpr Option kServerOptions[] = {
     bind<&C::server, &ServerSection::max_connections>(
         {"server", "max_connections", "max-connections", K::kInt,
          "open connections at once; more are refused (needs ulimit -n above it)", 1, 1'000'000}),
+    bind<&C::server, &ServerSection::max_connections_per_address>(
+        {"server", "max_connections_per_address", "max-connections-per-address", K::kInt,
+         "connections served from one IP address at once; past it, 503 (0: no such limit)", 0, 1'000'000}),
+    bind<&C::server, &ServerSection::unauthenticated_body_bytes>(
+        {"server", "unauthenticated_body_bytes", "unauthenticated-body-bytes", K::kBytes,
+         "largest request body until a connection has shown a valid key; past it, 413", 1, 4 * kGiB}),
+    bind<&C::server, &ServerSection::unauthenticated_idle_ms>(
+        {"server", "unauthenticated_idle_ms", "unauthenticated-idle-ms", K::kInt,
+         "how long a connection that has shown no valid key may wait for a request", 1, kDayMs}),
     bind<&C::server, &ServerSection::header_limit_bytes>(
         {"server", "header_limit_bytes", "header-limit-bytes", K::kBytes,
          "largest request header block; past it, 431", 1 * kKiB, 64 * kMiB}),

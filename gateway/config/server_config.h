@@ -32,6 +32,9 @@ struct ServerSection {
   ListenAddress plain_listen{"127.0.0.1", 8080};  // the plain HTTP listener, when plain_http
   int32_t io_threads = 1;                         // threads running the Asio io_context
   int32_t max_connections = 4096;                 // open connections; more are refused at accept
+  int32_t max_connections_per_address = 1024;     // served from one IP at once (0: no such limit)
+  int64_t unauthenticated_body_bytes = 64 * 1024;  // a body before a request has shown a valid key (413 past it)
+  int64_t unauthenticated_idle_ms = 5'000;        // a connection that has shown no valid key, waiting for a request
   int64_t header_limit_bytes = 16 * 1024;         // a request's header block (431 past it)
   int64_t body_limit_bytes = 4 * 1024 * 1024;     // a request's body (413 past it)
   int64_t read_timeout_ms = 30'000;               // to receive one whole request once it starts (408)

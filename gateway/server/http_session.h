@@ -43,6 +43,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,7 +110,8 @@ class HttpSession : public SessionBase {
     // A parse never runs beside a peek (both fill buffer_): an outstanding
     // peek, started with buffer_ empty, leads to the parse when it lands.
     if (!peek_pending_ && buffer_.size() > 0) return do_read_header();  // pipelined bytes
-    arm(Timer::kIdle, options().idle_timeout);
+    arm(Timer::kIdle, authenticated_ ? options().idle_timeout
+                                     : std::min(options().idle_timeout, options().unauthenticated_idle_timeout));
     if (!peek_pending_) do_peek();
   }
 
@@ -165,6 +167,21 @@ class HttpSession : public SessionBase {
       return send_error(400, "bad_request",
                         "Transfer-Encoding '" + std::string(req[http::field::transfer_encoding]) +
                             "' is not supported: a request body is sent with Content-Length or as chunked");
+    }
+    // Until a request of this connection carries credentials the handler
+    // accepts, its body is held to a small limit: no one without a key
+    // makes the server buffer megabytes.
+    const ServerOptions& o = options();
+    if (!authenticated_) authenticated_ = !o.authenticates || o.authenticates(req[http::field::authorization]);
+    if (!authenticated_ && !parser_->is_done()) {
+      const auto length = parser_->content_length();  // boost::optional
+      if (length && *length > o.max_unauthenticated_body_bytes) {
+        drain_on_close_ = true;
+        return send_error(413, "body_too_large",
+                          "a request without valid credentials may carry at most " +
+                              std::to_string(o.max_unauthenticated_body_bytes) + " bytes of body");
+      }
+      parser_->body_limit(o.max_unauthenticated_body_bytes);  // a chunked body, as it comes
     }
     if (!parser_->is_done() && iequals(req[http::field::expect], "100-continue")) {
       out_ += kContinue;  // the body fits the limits: ask for it
@@ -438,6 +455,10 @@ class HttpSession : public SessionBase {
   // body): the client may still be sending it, and closing must drain that
   // first, or its kernel may reset the connection before it reads our answer.
   bool drain_on_close_ = false;
+  // A request of this connection carried credentials the handler accepts
+  // (ServerOptions::authenticates): it may send full bodies and stay idle
+  // for idle_timeout.
+  bool authenticated_ = false;
   std::chrono::steady_clock::time_point linger_deadline_;
 
   // The response in flight.

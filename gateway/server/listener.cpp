@@ -1,4 +1,4 @@
-// The accept loop and the connection limit at the door.
+// The accept loop and the connection limits at the door (in all, and per address).
 #include "gateway/server/listener.h"
 
 #include <boost/asio/strand.hpp>
@@ -11,11 +11,17 @@ namespace kvgate::server {
 
 namespace {
 
-std::string peer_of(const tcp::socket& socket) {
+struct Peer {
+  std::string address;  // the IP, for the per-address limit
+  std::string name;     // "ip:port", for logs
+};
+
+Peer peer_of(const tcp::socket& socket) {
   boost::system::error_code ec;
   const tcp::endpoint ep = socket.remote_endpoint(ec);
-  if (ec) return "unknown";
-  return ep.address().to_string() + ":" + std::to_string(ep.port());
+  if (ec) return {"unknown", "unknown"};
+  std::string address = ep.address().to_string();
+  return {address, address + ":" + std::to_string(ep.port())};
 }
 
 }  // namespace
@@ -68,11 +74,12 @@ void Listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
   }
   core_->counters().accepted++;
   socket.set_option(tcp::no_delay(true), ignored);  // SSE tokens and small replies go out at once
-  const std::string peer = peer_of(socket);
-  std::shared_ptr<SessionBase> session = core_->admit([&](SessionMode mode, uint64_t id) -> std::shared_ptr<SessionBase> {
-    if (tls_) return std::make_shared<DetectSession>(core_, id, std::move(socket), mode, peer);
-    return std::make_shared<PlainSession>(core_, id, std::move(socket), beast::flat_buffer(), mode, peer);
-  });
+  const Peer peer = peer_of(socket);
+  std::shared_ptr<SessionBase> session =
+      core_->admit(peer.address, [&](SessionMode mode, uint64_t id) -> std::shared_ptr<SessionBase> {
+        if (tls_) return std::make_shared<DetectSession>(core_, id, std::move(socket), mode, peer.name);
+        return std::make_shared<PlainSession>(core_, id, std::move(socket), beast::flat_buffer(), mode, peer.name);
+      });
   if (session) {
     session->start();
   } else {

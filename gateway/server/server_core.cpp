@@ -21,6 +21,10 @@ void ServerCore::release(uint64_t id) {
   if (it == sessions_.end()) return;
   old = std::move(it->second.session);
   (it->second.serving ? serving_ : rejecting_)--;
+  if (it->second.serving) {
+    auto a = serving_by_address_.find(it->second.address);
+    if (--a->second == 0) serving_by_address_.erase(a);
+  }
   sessions_.erase(it);
   if (sessions_.empty()) {
     for (std::promise<void>& p : drain_waiters_) p.set_value();
@@ -55,6 +59,7 @@ ServerStats ServerCore::stats() const {
   s.open_connections = open_connections();
   s.accepted = counters_.accepted.load();
   s.rejected_busy = counters_.rejected_busy.load();
+  s.rejected_per_address = counters_.rejected_per_address.load();
   s.dropped_at_accept = counters_.dropped_at_accept.load();
   s.plain_http_on_tls = counters_.plain_http_on_tls.load();
   s.not_tls = counters_.not_tls.load();

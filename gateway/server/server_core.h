@@ -6,7 +6,8 @@
 //
 // Invariants: a registered session is open (its socket not yet closed);
 // serving_ + rejecting_ == sessions_.size(); serving_ <= max_connections
-// and rejecting_ <= kRejectingConnections; nothing is posted once the gate
+// and rejecting_ <= kRejectingConnections; serving_by_address_ counts the
+// serving entries by address, each at most max_connections_per_address; nothing is posted once the gate
 // is closed. Sessions hold the core (shared_ptr); the core holds open
 // sessions; a session leaves the registry when it closes, which breaks the
 // cycle.
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -46,7 +48,7 @@ enum class SessionMode {
 
 struct ServerCounters {
   std::atomic<uint64_t> accepted{0}, rejected_busy{0}, dropped_at_accept{0}, plain_http_on_tls{0}, not_tls{0},
-      tls_handshake_failures{0}, read_timeouts{0}, write_timeouts{0}, requests{0};
+      tls_handshake_failures{0}, read_timeouts{0}, write_timeouts{0}, requests{0}, rejected_per_address{0};
 };
 
 class ServerCore {
@@ -63,17 +65,24 @@ class ServerCore {
   // the registry lock so two acceptors cannot both take the last slot.
   // Returns nothing (and the caller closes the socket) when even the
   // rejecting slots are full.
+  // `address`: the client's IP, for max_connections_per_address.
   template <class Make>
-  std::shared_ptr<SessionBase> admit(Make&& make) {
+  std::shared_ptr<SessionBase> admit(const std::string& address, Make&& make) {
     MutexLock lock(mu_);
     SessionMode mode;
-    if (serving_ < options_.max_connections) mode = SessionMode::kServe;
+    const size_t per_address = options_.max_connections_per_address;
+    const auto held = serving_by_address_.find(address);
+    const bool address_full = per_address > 0 && held != serving_by_address_.end() && held->second >= per_address;
+    if (serving_ < options_.max_connections && !address_full) mode = SessionMode::kServe;
     else if (rejecting_ < kRejectingConnections) mode = SessionMode::kBusy;
     else return nullptr;
+    if (address_full) counters_.rejected_per_address++;
     const uint64_t id = next_id_++;
     std::shared_ptr<SessionBase> session = make(mode, id);
-    sessions_.emplace(id, Entry{session, mode == SessionMode::kServe});
-    (mode == SessionMode::kServe ? serving_ : rejecting_)++;
+    const bool serving = mode == SessionMode::kServe;
+    sessions_.emplace(id, Entry{session, serving, serving ? address : std::string()});
+    (serving ? serving_ : rejecting_)++;
+    if (serving) ++serving_by_address_[address];
     return session;
   }
   // The connection `id` goes on in another session (TLS detection hands
@@ -109,6 +118,7 @@ class ServerCore {
   struct Entry {
     std::shared_ptr<SessionBase> session;
     bool serving;
+    std::string address;  // a serving connection's, for its per-address count
   };
 
   const ServerOptions options_;
@@ -122,6 +132,7 @@ class ServerCore {
   std::unordered_map<uint64_t, Entry> sessions_ ABSL_GUARDED_BY(mu_);
   size_t serving_ ABSL_GUARDED_BY(mu_) = 0;
   size_t rejecting_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, size_t> serving_by_address_ ABSL_GUARDED_BY(mu_);  // no zero counts kept
   std::vector<std::promise<void>> drain_waiters_ ABSL_GUARDED_BY(mu_);
 
   Mutex gate_mu_;

@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace kvgate::server {
 
@@ -46,6 +48,22 @@ struct ServerOptions {
   // kRejectingConnections are being turned away; beyond that it is closed
   // at once.
   size_t max_connections = 4096;
+  // Connections served at once from one address (IP): past it, one is
+  // answered 503 like a connection over max_connections, so no one client
+  // takes every slot. 0: no such limit.
+  size_t max_connections_per_address = 1024;
+
+  // Whether a request's Authorization header holds a credential the
+  // handler will accept: the handler's own check, cheap and non-blocking
+  // (called on an I/O thread before the body is read). Null: every request
+  // counts as authenticated. Until one of a connection's requests passes
+  // it, a body may be at most max_unauthenticated_body_bytes (413 past it)
+  // and the connection waits at most unauthenticated_idle_timeout for a
+  // request, so connections without credentials cannot hold the server's
+  // slots or memory for long.
+  std::function<bool(std::string_view authorization)> authenticates;
+  size_t max_unauthenticated_body_bytes = 64 * 1024;
+  std::chrono::milliseconds unauthenticated_idle_timeout{5'000};
 
   // From a connection's first byte (TLS handshake included) and from a
   // request's first byte to its last: past it, 408 and close (slow loris).

@@ -44,4 +44,10 @@ std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequ
   return known(tenancy.authenticate(*presented));
 }
 
+bool is_known_credential(std::string_view authorization, tenancy::Tenancy& tenancy, const AdminToken& token) {
+  if (authorization.size() <= kBearer.size() || !authorization.starts_with(kBearer)) return false;
+  const std::string_view presented = authorization.substr(kBearer.size());
+  return token.matches(presented) || tenancy.authenticate(presented).has_value();
+}
+
 }  // namespace kvgate::serving

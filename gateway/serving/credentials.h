@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "gateway/server/http_request.h"
 #include "gateway/serving/admin_token.h"
@@ -24,5 +25,11 @@ void require_admin(const server::HttpRequest& req, const AdminToken& token);
 // The admin token (nullopt) or an active tenant's key (that tenant).
 std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequest& req, const AdminToken& token,
                                                           tenancy::Tenancy& tenancy);
+
+// Whether an Authorization header's value holds a credential some route
+// takes: an active tenant's key or the admin token. The server asks it of
+// every request's header, before reading the body
+// (server::ServerOptions::authenticates); the routes still check their own.
+bool is_known_credential(std::string_view authorization, tenancy::Tenancy& tenancy, const AdminToken& token);
 
 }  // namespace kvgate::serving

@@ -5,8 +5,8 @@
 // client normally, with no KV block and no request left in flight. Around
 // the table, the server's open file descriptors come back to what they were
 // (no leaked connection). Then, each on a server of its own: a slow-loris
-// client under a short read timeout, and 1,000 requests in a burst past
-// the engine's queue bound.
+// client under a short read timeout, connections held without a key from
+// one address, and 1,000 requests in a burst past the engine's queue bound.
 //
 // Raw requests go over sockets of their own (raw_client.mjs) so that what
 // is malformed reaches the server as sent. Every wait is a bounded poll, a
@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
+import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import {
@@ -537,6 +538,61 @@ describe('a slow-loris client under a 1.5 s read timeout', () => {
     const x = await h.raw((socket) => socket.write(Buffer.from([0x16, 0x03, 0x01])), { tls: false, guardMs: 60000 });
     assertClosedSilently(x);
     await h.healthy();
+  });
+});
+
+describe('connections held without a key, from one address', () => {
+  let h;
+  before(async () => {
+    h = await harness(['--max-connections-per-address', '16', '--unauthenticated-idle-ms', '1000']);
+  });
+  after(async () => h && (await h.server.stop()));
+
+  // 48 keep-alive TLS connections from 127.0.0.2, each asking GET /health
+  // (no key needed) and then holding on: at most 16 are served, the rest
+  // answered 503; a tenant on 127.0.0.1 is served meanwhile; and the server
+  // itself closes the held ones once they have waited the short idle.
+  test('take at most their share, and are closed after the short idle', async () => {
+    await h.healthy();
+    const held = await Promise.all(Array.from({ length: 48 }, () => new Promise((resolve, reject) => {
+      const socket = tls.connect({ host: h.host, port: h.port, ca: h.ca, localAddress: '127.0.0.2',
+        servername: 'localhost' });
+      let data = '';
+      const state = { status: null, closed: false };
+      socket.on('data', (d) => {
+        data += d;
+        const m = data.match(/^HTTP\/1\.1 (\d+)/);
+        if (m && state.status === null) {
+          state.status = Number(m[1]);
+          resolve({ socket, state });
+        }
+      });
+      socket.on('close', () => {
+        state.closed = true;
+        if (state.status === null) resolve({ socket, state });
+      });
+      socket.on('error', () => {});
+      socket.on('secureConnect', () => socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n'));
+      setTimeout(() => reject(new Error('no answer')), 20000).unref();
+    })));
+    const statuses = held.map((c) => c.state.status);
+    const served = statuses.filter((s) => s === 200).length;
+    assert.ok(served <= 16 && served > 0, `served ${served}: ${statuses}`);
+    assert.equal(statuses.filter((s) => s === 503).length, 48 - served, `${statuses}`);
+    await h.servesNormally();
+    // The held connections showed no key: the server closes them after 1 s idle.
+    for (let waited = 0; waited < 10000 && held.some((c) => !c.state.closed); waited += 100) await sleep(100);
+    assert.equal(held.filter((c) => !c.state.closed).length, 0);
+    for (const c of held) c.socket.destroy();
+  });
+
+  test('a body without a key is held to 64 KiB', async () => {
+    const r = await h.post('/v1/completions', JSON.stringify({ model, prompt: 'x'.repeat(100 * 1024) }),
+      { 'content-type': 'application/json' });
+    assert.equal(r.status, 413, r.body);
+    const keyed = await h.post('/v1/completions', JSON.stringify({ model, prompt: 'x'.repeat(100 * 1024),
+      max_tokens: 1 }));
+    assert.notEqual(keyed.status, 413, keyed.body);  // with a key, the 4 MiB limit
   });
 });
 

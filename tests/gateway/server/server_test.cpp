@@ -343,6 +343,79 @@ TEST_F(ServerTest, MaxConnectionsAnswers503ThenAdmitsAgain) {
   EXPECT_EQ(ok->result_int(), 200);
 }
 
+// One address may hold only its share of the slots; another is still served.
+TEST_F(ServerTest, OneAddressPastItsShareIsAnswered503AndOthersAreServed) {
+  ServerOptions o = options();
+  o.max_connections_per_address = 2;
+  start(o);
+  std::vector<std::unique_ptr<TestClient>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<TestClient>(tls()));
+    held.back()->from_address("127.0.0.2");
+    ASSERT_FALSE(held.back()->open(port()));
+    ASSERT_TRUE(held.back()->request("GET", "/held"));
+  }
+  TestClient over(tls());
+  over.from_address("127.0.0.2");
+  ASSERT_FALSE(over.open(port()));
+  auto r = over.request("GET", "/over");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->result_int(), 503);
+  EXPECT_TRUE(over.closed_by_server());
+  EXPECT_EQ(server_->stats().rejected_per_address, 1u);
+
+  TestClient other(tls());  // 127.0.0.1
+  ASSERT_FALSE(other.open(port()));
+  auto ok = other.request("GET", "/other");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->result_int(), 200);
+
+  held.front()->close();  // a slot of 127.0.0.2's comes back
+  ASSERT_TRUE(eventually([&] { return server_->open_connections() == 2; }));
+  TestClient again(tls());
+  again.from_address("127.0.0.2");
+  ASSERT_FALSE(again.open(port()));
+  auto back = again.request("GET", "/again");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->result_int(), 200);
+}
+
+// Until a connection shows a credential the handler takes, it may send only
+// a small body and wait only briefly for its next request.
+TEST_F(ServerTest, WithoutCredentialsBodiesAreSmallAndIdleIsShort) {
+  ServerOptions o = options();
+  o.authenticates = [](std::string_view authorization) { return authorization == "Bearer good"; };
+  o.max_unauthenticated_body_bytes = 100;
+  o.unauthenticated_idle_timeout = 200ms;
+  o.idle_timeout = 60s;
+  start(o);
+  const std::string body(1000, 'x');
+  TestClient stranger(tls());
+  ASSERT_FALSE(stranger.open(port()));
+  auto refused = stranger.request("POST", "/v1/completions", body);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->result_int(), 413);
+  EXPECT_TRUE(stranger.closed_by_server());
+
+  TestClient idle(tls());
+  ASSERT_FALSE(idle.open(port()));
+  auto small = idle.request("POST", "/health", "{}");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->result_int(), 200);
+  EXPECT_TRUE(idle.closed_by_server());  // after the short idle, well inside the client's own timeout
+
+  TestClient known(tls());
+  ASSERT_FALSE(known.open(port()));
+  auto whole = known.request("POST", "/v1/completions", body, {{"Authorization", "Bearer good"}});
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->result_int(), 200);
+  EXPECT_EQ(whole->body(), "POST /v1/completions 1000 tls");  // the whole body arrived
+  std::this_thread::sleep_for(400ms);
+  auto later = known.request("GET", "/later");  // still open past the short idle
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->result_int(), 200);
+}
+
 TEST_F(ServerTest, PastTheRejectingSlotsConnectionsAreClosedAtOnce) {
   ServerOptions o = options();
   o.https = false;

@@ -49,6 +49,13 @@ void TestClient::shrink_receive_buffer() {
 }
 
 beast::error_code TestClient::connect(uint16_t port) {
+  if (!local_address_.empty()) {
+    beast::error_code ec;
+    tcp::socket& socket = tcp_stream().socket();
+    socket.open(tcp::v4(), ec);
+    if (!ec) socket.bind(tcp::endpoint(net::ip::make_address(local_address_), 0), ec);
+    if (ec) return ec;
+  }
   return run([&](auto done) {
     tcp_stream().expires_after(kClientTimeout);
     tcp_stream().async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port),

@@ -58,6 +58,9 @@ class TestClient {
   // A small receive buffer, so a client that stops reading fills up fast.
   void shrink_receive_buffer();
 
+  // Connections come from this loopback address (127.0.0.x), for
+  // per-address limits; by default the kernel's choice (127.0.0.1).
+  void from_address(std::string address) { local_address_ = std::move(address); }
   beast::error_code connect(uint16_t port);
   beast::error_code handshake();
   // connect, then handshake when TLS.
@@ -100,6 +103,7 @@ class TestClient {
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls_;
   beast::flat_buffer buffer_;
   std::optional<http::response_parser<http::string_body>> stream_parser_;
+  std::string local_address_;
 };
 
 }  // namespace kvgate::server::testing
