@@ -2,6 +2,8 @@
 // Shared by the API and admin routes. Any thread (Reply is thread-safe).
 #pragma once
 
+#include <cstdio>
+
 #include <boost/json.hpp>
 
 #include "gateway/openai/api_error.h"
@@ -29,7 +31,9 @@ void answer_or_error(server::Reply& reply, Answer&& answer) {
   } catch (const openai::ApiError& e) {
     send_error(reply, e);
   } catch (const std::exception& e) {
-    send_error(reply, openai::internal_error(e.what()));
+    // The detail is the operator's (it may name a file or a replica): logged, not answered.
+    std::fprintf(stderr, "kvgate: a request failed: %s\n", e.what());
+    send_error(reply, openai::internal_error());
   }
 }
 

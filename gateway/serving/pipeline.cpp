@@ -10,6 +10,8 @@
 //     completion callback runs after the last token and posts the rest.
 #include "gateway/serving/pipeline.h"
 
+#include <cstdio>
+
 #include <chrono>
 #include <utility>
 
@@ -207,6 +209,12 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
   } catch (const tenancy::Error& e) {
     s.error = std::string("the request could not be billed: ") + e.what();
   }
+  s.request_id = f->req.request_id;
+  // The detail (a ledger path, a replica's URL) is the operator's: logged
+  // here; the client is told only that it failed, and the id to quote.
+  if (!s.error.empty())
+    std::fprintf(stderr, "kvgate: request %s (tenant %s) failed: %s\n", s.request_id.c_str(),
+                 f->req.who.tenant.id.c_str(), s.error.c_str());
   metrics_.finished(f->req.who.tenant.id, s.finish, s.recorded ? s.usage : tenancy::TokenUsage{}, s.cost_micros,
                     uncached_cost, done.timing);
   if (access_log_) log_settled(*access_log_, f->req, f->clock, s, done.timing);

@@ -10,6 +10,13 @@
 namespace kvgate::serving {
 namespace {
 
+// What a client is told of a request that failed: not the detail (a
+// ledger path, a replica's URL: the pipeline logged it), but its id.
+openai::ApiError failure(const Served& s) {
+  return openai::internal_error("The server had an error while processing your request; quote its id, " +
+                                s.request_id + ", to the operator.");
+}
+
 server::HttpHeaders with_json(server::HttpHeaders h) {
   h.push_back({"Content-Type", "application/json"});
   return h;
@@ -80,7 +87,7 @@ void WholeReplySink::send(Response r) {
 
 void WholeReplySink::on_done(const Served& s) {
   if (!s.error.empty()) {
-    const openai::ApiError e = openai::internal_error(s.error);
+    const openai::ApiError e = failure(s);
     MutexLock lock(mu_);
     send({e.status, openai::serialize(e)});
     return;
@@ -148,7 +155,7 @@ void StreamReplySink::on_done(const Served& s) {
   MutexLock lock(mu_);
   if (!s.error.empty()) {
     // A failure mid-stream is an error frame, then the end (OpenAI's shape).
-    send(server::sse_data(openai::serialize(openai::internal_error(s.error))));
+    send(server::sse_data(openai::serialize(failure(s))));
   } else {
     if (tools_) {
       send_step(tools_->finish());
