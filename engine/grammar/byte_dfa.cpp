@@ -59,7 +59,14 @@ struct Nfa {
   std::vector<std::vector<Edge>> edges;
   std::vector<std::vector<uint32_t>> eps;
 
+  // Repeats share their subexpression in the regex but are copied here, so
+  // nested ones ("(a{100}){100}") multiply: bounded, like the DFA's states.
+  static constexpr size_t kMaxStates = size_t{1} << 16;
+
   uint32_t add() {
+    if (edges.size() >= kMaxStates)
+      throw Error("json schema: the pattern is too complex an automaton to build (over " +
+                  std::to_string(kMaxStates) + " NFA states)");
     edges.emplace_back();
     eps.emplace_back();
     return static_cast<uint32_t>(edges.size() - 1);
@@ -148,6 +155,13 @@ ByteDfa ByteDfa::build(const Regex& r, uint32_t min_chars, uint32_t max_chars, c
   nfa.closure(start);
   ids[start] = 0;
   sets.push_back(start);
+  // The subset construction's work, bounded as its states are: a pattern
+  // like ".*" followed by many "." keeps every state's NFA set large, and
+  // 4,096 such states cost seconds before the state cap is reached (a
+  // request's schema must not). Real patterns and formats take a few
+  // hundred thousand steps.
+  constexpr uint64_t kMaxWork = uint64_t{1} << 22;
+  uint64_t steps = 0;
   for (size_t s = 0; s < sets.size(); ++s) {
     d.next_.resize((s + 1) * 256, -1);
     d.counts_.resize((s + 1) * 256, 0);
@@ -156,12 +170,17 @@ ByteDfa ByteDfa::build(const Regex& r, uint32_t min_chars, uint32_t max_chars, c
     for (int b = 0; b < 256; ++b) {
       std::vector<uint32_t> move;
       uint8_t counted = 0;
-      for (uint32_t q : sets[s])
+      for (uint32_t q : sets[s]) {
+        steps += nfa.edges[q].size() + 1;
         for (const Nfa::Edge& e : nfa.edges[q])
           if (b >= e.lo && b <= e.hi) {
             move.push_back(e.to);
             counted |= e.counts ? 1 : 0;
           }
+      }
+      if (steps > kMaxWork)
+        throw Error(std::string("json schema: ") + what + " is too complex an automaton to build (over " +
+                    std::to_string(kMaxWork) + " steps)");
       if (move.empty()) continue;
       std::sort(move.begin(), move.end());
       move.erase(std::unique(move.begin(), move.end()), move.end());

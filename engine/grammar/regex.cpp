@@ -265,9 +265,15 @@ class PatternParser {
     return static_cast<uint32_t>(v);
   }
 
+  // One quantifier per atom, with an optional lazy '?': "a++" and "a*{2}"
+  // are syntax errors in ECMA-262, the dialect JSON Schema names (and each
+  // stacked "+" would double the automaton).
   Regex quantified(Regex r) {
+    bool quantified_once = false;
     while (!at_end()) {
       const char c = peek();
+      if (quantified_once && (c == '?' || c == '*' || c == '+' || c == '{'))
+        fail(std::string("nothing to repeat before '") + c + "' (a quantifier after a quantifier)");
       if (c == '?') {
         ++i_;
         r = regex_repeat(r, 0, 1);
@@ -298,6 +304,7 @@ class PatternParser {
       } else {
         break;
       }
+      quantified_once = true;
       if (!at_end() && peek() == '?') ++i_;  // lazy: the same language
     }
     return r;

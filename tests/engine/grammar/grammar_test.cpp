@@ -275,6 +275,8 @@ TEST(GrammarSchema, UnsupportedKeywordsAreRefusedByNameAndPath) {
       {R"({"type":"object","properties":{"a~b/c":{"minProperties":1}}})", "\"minProperties\" at #/properties/a~0b~1c/minProperties"},
       {R"({"type":"string","pattern":"(?=a)b"})", "pattern at #/pattern"},
       {R"({"type":"string","pattern":"(a)\\1"})", "pattern at #/pattern"},
+      {R"({"type":"string","pattern":"a++"})", "a quantifier after a quantifier"},
+      {R"({"type":"string","pattern":"(a{1000}){1000}"})", "too complex"},
   };
   for (const auto& [schema, expected] : cases) {
     try {
@@ -289,6 +291,15 @@ TEST(GrammarSchema, UnsupportedKeywordsAreRefusedByNameAndPath) {
   while (big.size() < (1u << 20)) big += R"("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",)";
   big += "1]}";
   EXPECT_THROW(compile(big.c_str()), Error);
+  // A pattern whose automaton blows up (".*" then many ".": every state's
+  // set stays large) is refused quickly, not built for seconds (found by
+  // the fuzzer).
+  try {
+    compile((R"({"type":"string","pattern":"a.*)" + std::string(60, '.') + R"(b"})").c_str());
+    ADD_FAILURE() << "built";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too complex"), std::string::npos) << e.what();
+  }
   // Nothing satisfies: refused rather than a grammar that gets stuck.
   EXPECT_THROW(compile(R"({"type":"string","minLength":5,"maxLength":2})"), Error);
   EXPECT_THROW(compile(R"({"$defs":{"a":{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}},"required":["a"]}},"$ref":"#/$defs/a"})"), Error);
