@@ -471,7 +471,7 @@ class Compiler {
       }
       const json::value* next = nullptr;
       if (target->is_object()) next = target->as_object().if_contains(key);
-      else if (target->is_array() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit) &&
+      else if (target->is_array() && !key.empty() && key.size() <= 9 && std::all_of(key.begin(), key.end(), ::isdigit) &&
                std::stoul(key) < target->as_array().size())
         next = &target->as_array()[std::stoul(key)];
       if (!next) invalid(path, "\"" + std::string(r) + "\" names nothing in the schema");

@@ -1,6 +1,7 @@
 #include "engine/grammar/regex.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/error.h"
 
@@ -345,6 +346,8 @@ class PatternParser {
       case 'v': return {{'\v', '\v'}};
       case 'u': {
         if (i_ + 4 > p_.size()) fail("\\u needs four hex digits");
+        for (size_t k = i_; k < i_ + 4; ++k)
+          if (!std::isxdigit(static_cast<unsigned char>(p_[k]))) fail("\\u needs four hex digits");
         const uint32_t cp = static_cast<uint32_t>(std::stoul(std::string(p_.substr(i_, 4)), nullptr, 16));
         i_ += 4;
         return {{cp, cp}};

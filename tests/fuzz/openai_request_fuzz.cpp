@@ -115,12 +115,28 @@ void render_everywhere(const ChatCompletionRequest& r) {
     scrub(m.tool_call_id);
     for (ToolCall& c : m.tool_calls) scrub(c.id), scrub(c.name), scrub(c.arguments);
   }
+  // In place: the tools may nest deeper than a fresh parse's default allows.
+  auto scrub_json = [&](auto& self, boost::json::value& v) -> void {
+    if (v.is_string()) {
+      std::string text(v.get_string());
+      scrub(text);
+      v = text;
+    } else if (v.is_array()) {
+      for (boost::json::value& item : v.get_array()) self(self, item);
+    } else if (v.is_object()) {
+      boost::json::object scrubbed_object;
+      for (auto& kv : v.get_object()) {
+        std::string key(kv.key());
+        scrub(key);
+        self(self, kv.value());
+        scrubbed_object[key] = std::move(kv.value());
+      }
+      v = std::move(scrubbed_object);
+    }
+  };
   std::optional<ChatTools> scrubbed_tools = r.tools;
-  if (scrubbed_tools) {
-    std::string text = boost::json::serialize(scrubbed_tools->definitions);
-    scrub(text);
-    scrubbed_tools->definitions = boost::json::parse(text).as_array();
-  }
+  if (scrubbed_tools)
+    for (boost::json::value& tool : scrubbed_tools->definitions) scrub_json(scrub_json, tool);
   const boost::json::object* kwargs = r.template_kwargs ? &*r.template_kwargs : nullptr;
   const ChatTools* tools = r.tools ? &*r.tools : nullptr;
   for (const ChatTemplate& t : v.templates) {
