@@ -231,8 +231,8 @@ void serve(const config::ServerConfig& c) {
   if (internal_token) front.emplace(*internal_token);
   auto authenticates = [&tenancy, &admin_token = secrets.admin, &front](std::string_view authorization) {
     if (serving::is_known_credential(authorization, tenancy, admin_token)) return true;
-    constexpr std::string_view kBearer = "Bearer ";
-    return front && authorization.starts_with(kBearer) && front->matches(authorization.substr(kBearer.size()));
+    const std::optional<std::string_view> presented = serving::bearer_token(authorization);
+    return front && presented && front->matches(*presented);
   };
   std::optional<server::Server> http(std::in_place, server_options(c, authenticates),
                                      [&api](server::HttpRequest r, server::Reply rep) { api(std::move(r), std::move(rep)); });

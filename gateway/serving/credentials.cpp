@@ -9,8 +9,7 @@ constexpr std::string_view kBearer = "Bearer ";
 
 std::optional<std::string_view> bearer(const server::HttpRequest& req) {
   const std::optional<std::string_view> auth = req.header("authorization");
-  if (!auth || auth->size() <= kBearer.size() || !auth->starts_with(kBearer)) return std::nullopt;
-  return auth->substr(kBearer.size());
+  return auth ? bearer_token(*auth) : std::nullopt;
 }
 
 // tenancy answers nothing for an unknown, revoked or suspended tenant's key
@@ -44,10 +43,14 @@ std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequ
   return known(tenancy.authenticate(*presented));
 }
 
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
+  if (authorization.size() <= kBearer.size() || !authorization.starts_with(kBearer)) return std::nullopt;
+  return authorization.substr(kBearer.size());
+}
+
 bool is_known_credential(std::string_view authorization, tenancy::Tenancy& tenancy, const AdminToken& token) {
-  if (authorization.size() <= kBearer.size() || !authorization.starts_with(kBearer)) return false;
-  const std::string_view presented = authorization.substr(kBearer.size());
-  return token.matches(presented) || tenancy.authenticate(presented).has_value();
+  const std::optional<std::string_view> presented = bearer_token(authorization);
+  return presented && (token.matches(*presented) || tenancy.authenticate(*presented).has_value());
 }
 
 }  // namespace kvgate::serving

@@ -26,6 +26,10 @@ void require_admin(const server::HttpRequest& req, const AdminToken& token);
 std::optional<tenancy::Principal> require_admin_or_tenant(const server::HttpRequest& req, const AdminToken& token,
                                                           tenancy::Tenancy& tenancy);
 
+// The token of an Authorization header's value "Bearer <token>"; none for
+// anything else (another scheme, an empty token).
+std::optional<std::string_view> bearer_token(std::string_view authorization);
+
 // Whether an Authorization header's value holds a credential some route
 // takes: an active tenant's key or the admin token. The server asks it of
 // every request's header, before reading the body
