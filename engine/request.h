@@ -17,6 +17,7 @@
 #include "cache/hash128.h"
 #include "cache/ids.h"
 #include "engine/finish_reason.h"
+#include "engine/grammar/constrained_output.h"
 #include "engine/sampling/sampling_params.h"
 #include "policies/ids.h"
 
@@ -50,6 +51,11 @@ struct Request {
   // hit on them restarts the clock. Counted against the submitter's cache
   // quota; refused (RequestResult::pin_refused) when it would exceed it.
   std::chrono::seconds pin_ttl{0};
+  // Constrained decoding: every generated token is one the grammar allows
+  // (the rest of the row is masked before sampling), and the request ends
+  // with finish kStop once the grammar's value is whole. None: free text.
+  // The masker must be of this model's vocabulary (its size is checked).
+  std::optional<grammar::OutputGrammar> output_grammar;
 };
 
 // The token accounting of a request (DESIGN invariant 4):

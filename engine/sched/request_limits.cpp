@@ -24,6 +24,12 @@ RequestLimits request_limits(const Request& req, const RequestBounds& b) {
                 std::to_string(b.context_length) + " tokens leaves room for " + std::to_string(room) +
                 " after the prompt's " + std::to_string(n_prompt));
   validate(req.sampling);
+  if (const auto& g = req.output_grammar) {
+    if (!g->grammar || !g->masker) throw Error("the output grammar has no grammar or no vocabulary masker");
+    if (g->masker->vocab_size() != static_cast<size_t>(b.vocab_size))
+      throw Error("the output grammar's vocabulary has " + std::to_string(g->masker->vocab_size()) +
+                  " tokens; the model's has " + std::to_string(b.vocab_size));
+  }
   RequestLimits l;
   l.max_tokens = req.max_tokens > 0 ? req.max_tokens : room;
   // The last generated token is never fed back, so its K/V needs no slot.

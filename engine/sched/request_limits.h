@@ -26,7 +26,8 @@ struct RequestLimits {
 
 // Throws kvgate::Error for a request that can never run: no cache scope,
 // empty prompt, no room left in the context, max_tokens beyond the room
-// left, a token id outside the vocabulary, bad sampling parameters, or more
+// left, a token id outside the vocabulary, bad sampling parameters, an
+// output grammar over another vocabulary, or more
 // KV blocks (plus one spare, the copy-on-write target of a whole-prompt
 // hit) than the pool has.
 RequestLimits request_limits(const Request& req, const RequestBounds& b);

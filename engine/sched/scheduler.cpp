@@ -28,6 +28,8 @@
 namespace kvgate {
 namespace {
 
+const std::string kUnspellable = "the model's vocabulary cannot spell any continuation its output grammar allows";
+
 int32_t ceil_div(int64_t a, int32_t b) { return static_cast<int32_t>((a + b - 1) / b); }
 int32_t size32(const Tokens& t) { return static_cast<int32_t>(t.size()); }
 
@@ -350,26 +352,58 @@ void Scheduler::run_planned(StepReport& rep) {
     queue_.charge(s.who.tenant, plan_[i].n);  // the virtual token counter: what the engine spent on the tenant
     (decode ? rep.decode_tokens : rep.prefill_tokens) += plan_[i].n;
     if (s.n_computed < size32(s.tokens)) continue;  // a prefill chunk: no logits yet
-    const TokenId t = s.sampler.sample(logits_.row(i));
-    const std::optional<FinishReason> why = s.limit.on_token(t);
-    if (why != FinishReason::kStop) {
-      s.result.output.push_back(t);
+    const Sampled next = sample(s, logits_.row(i));
+    if (next.output) {
+      s.result.output.push_back(next.token);
       if (s.timing.token_times.empty()) {
         s.timing.first_token = now;
         s.timing.first_token_step = step_no_;
       }
       s.timing.token_times.push_back(now);
-      s.stream->push(t);
+      s.stream->push(next.token);
     }
-    if (!why)
-      s.tokens.push_back(t);  // fed back next step
+    if (!next.ends)
+      s.tokens.push_back(next.token);  // fed back next step
     else
-      ended.emplace_back(&s, *why);
+      ended.emplace_back(&s, *next.ends);
   }
   for (auto [s, why] : ended) {
     rep.finished.push_back(s->id);
-    finish(*s, why);
+    finish(*s, why, why == FinishReason::kError ? kUnspellable : std::string());
   }
+}
+
+// The next token of `s` from its row of logits, under its output grammar if
+// it has one. A stop token ends the request and is not output; so is EOS
+// under a grammar (allowed only once the value is whole), even with
+// ignore_eos, and the token that makes the value whole and closed ends it
+// too, output. No token (ends kError) when the vocabulary cannot spell any
+// continuation the grammar allows.
+Scheduler::Sampled Scheduler::sample(Seq& s, std::span<const float> row) {
+  Sampled out;
+  if (!s.constrained) {
+    out.token = s.sampler.sample(row);
+    out.ends = s.limit.on_token(out.token);
+    out.output = out.ends != FinishReason::kStop;
+    return out;
+  }
+  masked_.assign(row.begin(), row.end());
+  if (s.constrained->mask(masked_) == 0) {
+    out.ends = FinishReason::kError;
+    out.output = false;
+    return out;
+  }
+  out.token = s.sampler.sample(masked_);
+  s.constrained->accept(out.token);  // allowed by the mask
+  if (out.token == s.constrained->eos()) {
+    out.ends = FinishReason::kStop;
+    out.output = false;
+    return out;
+  }
+  out.ends = s.limit.on_token(out.token);
+  out.output = out.ends != FinishReason::kStop;
+  if (!out.ends && s.constrained->done()) out.ends = FinishReason::kStop;
+  return out;
 }
 
 // A pin asks for every full block of the prompt: the leading cached ones

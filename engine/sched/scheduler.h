@@ -171,6 +171,12 @@ class Scheduler {
   size_t pick_victim(size_t first) const;
   void preempt(size_t index);
   void run_planned(StepReport& rep);
+  struct Sampled {
+    TokenId token = 0;
+    bool output = true;                // goes to the client (a stop token does not)
+    std::optional<FinishReason> ends;  // the request ends with it
+  };
+  Sampled sample(Seq& s, std::span<const float> row);
   void release_blocks(Seq& s);
   void finish(Seq& s, FinishReason why, const std::string& error = {});
   void ensure_chain(Seq& s);
@@ -197,6 +203,7 @@ class Scheduler {
   std::vector<Planned> plan_;
   std::vector<SequenceStep> batch_;  // what forward() runs this step: each sequence's new tokens
   Logits logits_;
+  std::vector<float> masked_;  // a constrained sequence's row of logits, masked
 };
 
 }  // namespace kvgate

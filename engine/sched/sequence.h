@@ -13,10 +13,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "cache/block_hash.h"
+#include "engine/grammar/constrained_output.h"
 #include "engine/request.h"
 #include "engine/sampling/sampler.h"
 #include "engine/sched/request_stream.h"
@@ -30,6 +32,7 @@ struct Sequence {
   Sequence(RequestId id_, Request req_, int32_t max_tokens, std::vector<TokenId> stop_ids, int32_t total_blocks_)
       : id(id_), req(std::move(req_)), tokens(req.prompt), total_blocks(total_blocks_), sampler(req.sampling),
         limit(max_tokens, std::move(stop_ids)) {
+    if (req.output_grammar) constrained.emplace(*req.output_grammar);
     result.id = id;
     result.prompt_tokens = static_cast<int32_t>(req.prompt.size());
   }
@@ -50,6 +53,7 @@ struct Sequence {
   int32_t n_settled_blocks = 0;         // leading blocks that need no commit: shared hits, or committed
   int32_t total_blocks;                 // the most blocks it can ever hold (prompt + max_tokens - 1 positions)
   Sampler sampler;
+  std::optional<grammar::ConstrainedOutput> constrained;  // the request's output grammar, if any
   TokenLimit limit;
   RequestResult result;
 
