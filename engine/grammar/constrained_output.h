@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "cache/ids.h"
 #include "engine/grammar/grammar.h"
@@ -26,6 +27,7 @@ namespace kvgate::grammar {
 struct OutputGrammar {
   std::shared_ptr<const Grammar> grammar;
   std::shared_ptr<const TokenMasker> masker;  // of the model's vocabulary
+  std::string spec;  // what `grammar` was compiled from (grammar_spec.h), for a replica to compile again
 };
 
 class ConstrainedOutput {

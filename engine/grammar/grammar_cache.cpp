@@ -41,20 +41,11 @@ void GrammarCache::insert(uint64_t key, const std::string& text, std::shared_ptr
   order_.push_back(key);
 }
 
-std::shared_ptr<const Grammar> GrammarCache::json_schema(const boost::json::value& schema) {
-  std::string text = "schema:" + boost::json::serialize(schema);
+std::shared_ptr<const Grammar> GrammarCache::get(const boost::json::value& spec) {
+  const std::string text = boost::json::serialize(spec);
   const uint64_t key = digest(text);
   if (auto g = find(key, text)) return g;
-  auto g = compile_json_schema(schema, caps_);
-  insert(key, text, g);
-  return g;
-}
-
-std::shared_ptr<const Grammar> GrammarCache::json_object() {
-  const std::string text = "json_object";
-  const uint64_t key = digest(text);
-  if (auto g = find(key, text)) return g;
-  auto g = compile_any_json_object(caps_);
+  auto g = compile_spec(spec, caps_);
   insert(key, text, g);
   return g;
 }

@@ -1,8 +1,9 @@
-// Compiled grammars by the digest of their schema's canonical text, so a
-// schema compiles once however many requests send it (an agent loop sends
-// the same one every turn). The canonical text is the compact
-// serialization with keys in the order written: the order of `properties`
-// is the order in which they are generated, so it is part of the grammar.
+// Compiled grammars by the digest of their spec's canonical text
+// (grammar_spec.h), so a schema compiles once however many requests send
+// it (an agent loop sends the same one every turn). The canonical text is
+// the compact serialization with keys in the order written: the order of
+// `properties` is the order in which they are generated, so it is part of
+// the grammar.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,7 @@
 
 #include "base/mutex.h"
 #include "engine/grammar/grammar.h"
-#include "engine/grammar/json_schema.h"
+#include "engine/grammar/grammar_spec.h"
 
 namespace kvgate::grammar {
 
@@ -24,12 +25,10 @@ class GrammarCache {
  public:
   explicit GrammarCache(size_t capacity = 256, SchemaCaps caps = {});
 
-  // The grammar of `schema`, compiled on first use (outside the lock, so
-  // one slow schema does not hold up the others). A schema that does not
+  // The grammar of `spec`, compiled on first use (outside the lock, so
+  // one slow schema does not hold up the others). A spec that does not
   // compile throws each time and is not kept.
-  std::shared_ptr<const Grammar> json_schema(const boost::json::value& schema);
-  // response_format json_object.
-  std::shared_ptr<const Grammar> json_object();
+  std::shared_ptr<const Grammar> get(const boost::json::value& spec);
 
   // FNV-1a, 64 bits: a key, not a security boundary (texts are compared too).
   static uint64_t digest(std::string_view canonical_text);

@@ -118,7 +118,8 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   const serving::KvTiers no_tiers;  // the replicas' own
   admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
   admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, secrets.admin);
-  const serving::HttpApi api(pipeline, tenancy, *tokenizer, std::move(chat),
+  serving::OutputGrammars grammars(*tokenizer);
+  const serving::HttpApi api(pipeline, tenancy, *tokenizer, std::move(chat), grammars,
                              api_model(c, *model), routes_of(admin, metrics_api));
 
   auto authenticates = [&tenancy, &admin_token = secrets.admin](std::string_view authorization) {

@@ -152,10 +152,11 @@ serving::KvTiers open_tiers(const config::ServerConfig& c, const serving::KvSize
 // server one (`token` is that file's, read first); nullptr otherwise.
 std::unique_ptr<replica::InternalApi> replica_api(const config::ServerConfig& c, const std::optional<std::string>& token,
                                                   Engine& engine, const cache::KvIdentity& identity,
-                                                  replica::BlockEventPublisher* events) {
+                                                  replica::BlockEventPublisher* events,
+                                                  serving::OutputGrammars& grammars) {
   if (!token) return nullptr;
   auto api = std::make_unique<replica::InternalApi>(engine, wire::InternalToken(*token), c.served_model_name(), identity,
-                                                    events ? events->endpoint() : std::string(), events);
+                                                    events ? events->endpoint() : std::string(), events, &grammars);
   say("replica of a route front (internal token from " + c.cluster.internal_token_file + ")");
   return api;
 }
@@ -219,11 +220,12 @@ void serve(const config::ServerConfig& c) {
   serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *durable, metrics, access_log.get());
   admin::AdminApi admin(&engine, tenancy, *durable, secrets.admin, pipeline, *m.tokenizer, c.served_model_name(), tiers);
   admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, secrets.admin);
+  serving::OutputGrammars grammars(*m.tokenizer);
   const std::unique_ptr<replica::InternalApi> internal =
-      replica_api(c, internal_token, engine, kv_identity, events.get());
+      replica_api(c, internal_token, engine, kv_identity, events.get(), grammars);
   serving::ApiModel served = api_model(c, *m.model);
   served.replica_only = internal != nullptr;
-  const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, std::move(*m.chat),
+  const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, std::move(*m.chat), grammars,
                              std::move(served), mounts_of(admin, metrics_api, internal.get()));
 
   // A credential some route takes: a tenant's key, the admin token, or the front's internal token.

@@ -99,12 +99,6 @@ void refuse_unsupported(const FieldReader& body) {
   if (body.find("functions")) refuse("functions", "kvgate does not call functions; leave it out.");
   if (const json::value* call = body.find("function_call"); call && !(call->is_string() && call->get_string() == "none"))
     refuse("function_call", "kvgate does not call functions; send \"none\" or leave it out.");
-  if (const json::value* format = body.find("response_format")) {
-    const json::object* o = format->if_object();
-    const json::value* type = o ? o->if_contains("type") : nullptr;
-    if (!type || !type->is_string() || type->get_string() != "text")
-      refuse("response_format", "kvgate does not constrain output to JSON yet; send {\"type\": \"text\"} or leave it out.");
-  }
   if (const json::value* bias = body.find("logit_bias"); bias && !(bias->is_object() && bias->get_object().empty()))
     refuse("logit_bias", "kvgate does not apply logit_bias; leave it out.");
   if (body.find("chat_template"))
@@ -159,6 +153,7 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body_text) 
   r.options = parse_generation_options(body, Endpoint::kChatCompletions);
   refuse_unsupported(body);
   r.tools = parse_chat_tools(body);
+  r.response_format = parse_response_format(body);
   r.add_generation_prompt = body.boolean("add_generation_prompt").value_or(true);
   if (const json::value* kwargs = body.find("chat_template_kwargs")) {
     if (!kwargs->is_object()) throw invalid_type("chat_template_kwargs", "an object", json_kind_name(*kwargs));

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/error.h"
 #include "base/version.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/openai/chat_request.h"
@@ -55,12 +56,13 @@ HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
 }  // namespace
 
 HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-                 ApiModel model, std::vector<server::Mount> mounts)
+                 OutputGrammars& grammars, ApiModel model, std::vector<server::Mount> mounts)
     : pipeline_(pipeline),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
       chat_(std::move(chat)),
       encoder_(tokenizer, chat_.source()),
+      grammars_(grammars),
       model_(std::move(model)),
       mounts_(std::move(mounts)) {}
 
@@ -142,7 +144,8 @@ HttpApi::Parsed HttpApi::parse(const server::HttpRequest& req, openai::Endpoint 
     const openai::ChatInput input{r.messages, r.add_generation_prompt,
                                   r.template_kwargs ? &*r.template_kwargs : nullptr, r.tools ? &*r.tools : nullptr};
     p.serve.prompt = encoder_.encode(chat_.render(input, encoder_));
-    if (r.tools && r.tools->choice == openai::ToolChoice::kAuto) {
+    p.constraint = openai::output_constraint(r.response_format, r.tools, chat_.tool_format());
+    if (r.tools && r.tools->choice != openai::ToolChoice::kNone) {
       p.tool_names = r.tools->names;
       p.parallel_tool_calls = r.tools->parallel;
     }
@@ -219,6 +222,13 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   sr.cache_salt = opt.cache_salt;
   sr.ignore_eos = opt.ignore_eos;
   sr.pin_ttl = opt.pin_ttl;
+  if (p.constraint) {
+    try {
+      sr.output_grammar = grammars_.compile(p.constraint->spec);
+    } catch (const Error& e) {
+      throw openai::invalid_value(p.constraint->field, e.what());
+    }
+  }
 
   const std::string unique = sr.request_id.substr(4);
   const openai::ResponseMeta meta{endpoint == openai::Endpoint::kChatCompletions ? openai::chat_completion_id(unique)
@@ -250,6 +260,7 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   const auto started = pipeline_.start(std::move(sr), sink);
   if (const auto* no = std::get_if<NotStarted>(&started)) return answer_not_started(*no, who.tenant, endpoint, reply);
   const RequestId id = std::get<RequestId>(started);
+  if (p.constraint) pipeline_.metrics().structured_output(who.tenant.id, openai::output_kind_name(p.constraint->kind));
   Pipeline& pipeline = pipeline_;
   reply.on_close([&pipeline, id] { pipeline.cancel(id); });  // the client went away: stop spending on it
   // The rate windows as admission left them, this request counted; the

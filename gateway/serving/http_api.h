@@ -33,9 +33,11 @@
 #include "gateway/openai/chat_template.h"
 #include "gateway/openai/generation_options.h"
 #include "gateway/openai/prompt_encoder.h"
+#include "gateway/openai/structured_output.h"
 #include "gateway/server/http_request.h"
 #include "gateway/server/mount.h"
 #include "gateway/server/reply.h"
+#include "gateway/serving/output_grammars.h"
 #include "gateway/serving/pipeline.h"
 
 namespace kvgate::serving {
@@ -55,8 +57,9 @@ struct ApiModel {
 
 class HttpApi {
  public:
+  // `grammars` outlives this.
   HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-          ApiModel model, std::vector<server::Mount> mounts = {});
+          OutputGrammars& grammars, ApiModel model, std::vector<server::Mount> mounts = {});
 
   void operator()(server::HttpRequest req, server::Reply reply) const;
 
@@ -69,6 +72,7 @@ class HttpApi {
     std::string model;
     std::vector<std::string> tool_names;  // a chat's functions, when its reply is read for calls
     bool parallel_tool_calls = true;
+    std::optional<openai::OutputConstraint> constraint;  // what the output is held to, if anything
   };
   Parsed parse(const server::HttpRequest& req, openai::Endpoint endpoint) const;
   void check_bounds(Parsed& p, openai::Endpoint endpoint) const;
@@ -84,6 +88,7 @@ class HttpApi {
   const Tokenizer& tokenizer_;
   const openai::ChatTemplate chat_;
   const openai::PromptEncoder encoder_;
+  OutputGrammars& grammars_;  // thread-safe
   const ApiModel model_;
   const std::vector<server::Mount> mounts_;
 };

@@ -126,6 +126,7 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
   er.cache_salt = req.cache_salt;
   er.ignore_eos = req.ignore_eos;
   er.pin_ttl = req.pin_ttl;
+  er.output_grammar = req.output_grammar;
   // The chain is hashed here, at the edge, under the tenant's scope: the
   // engine takes it with the tokens, and a router in front of many engines
   // can place the request by it.

@@ -43,6 +43,7 @@ struct ServeRequest {
   bool ignore_eos = false;
   int32_t priority = 0;
   std::chrono::seconds pin_ttl{0};  // keep the prompt's prefix pinned after it (0: no pin)
+  std::optional<grammar::OutputGrammar> output_grammar;  // constrained decoding (none: free text)
 };
 
 // How a started request ended, as its client is told: the usage is the

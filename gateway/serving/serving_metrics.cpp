@@ -143,7 +143,11 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
       tool_replies_(registry_.counter(info("kvgate_tool_calls_total",
                                            "Replies of chats that offered tools, by the parser that read them and "
                                            "what it found: calls, text, or a call that did not parse.",
-                                           {"tenant", "parser", "outcome"}))) {
+                                           {"tenant", "parser", "outcome"}))),
+      structured_(registry_.counter(info("kvgate_structured_output_requests_total",
+                                         "Requests whose output was held to a grammar by constrained decoding, by "
+                                         "kind: json_object, json_schema, or a forced tool_call.",
+                                         {"tenant", "kind"}))) {
   // Series that exist from the start, so that a scrape before any traffic
   // already shows every server-wide family (per-tenant ones appear with
   // their tenant's first request).
@@ -192,6 +196,10 @@ void ServingMetrics::busy() { busy_.at({}).add(); }
 
 void ServingMetrics::tool_reply(const std::string& tenant, std::string_view parser, std::string_view outcome) {
   tool_replies_.at({tenant, std::string(parser), std::string(outcome)}).add();
+}
+
+void ServingMetrics::structured_output(const std::string& tenant, std::string_view kind) {
+  structured_.at({tenant, std::string(kind)}).add();
 }
 
 std::string ServingMetrics::tenant_of(TenantId label) const {

@@ -53,6 +53,9 @@ class ServingMetrics {
   // A reply to a chat that offered tools was read by `parser` (hermes,
   // llama3, generic): `outcome` "calls", "text", or "unparsed".
   void tool_reply(const std::string& tenant, std::string_view parser, std::string_view outcome);
+  // A request whose output is held to a grammar, by `kind` (json_object,
+  // json_schema, tool_call), counted once the engine has it.
+  void structured_output(const std::string& tenant, std::string_view kind);
 
   // The host and disk tiers whose state collect() copies too; they must
   // outlive this. Not called: the device tier only.
@@ -114,6 +117,7 @@ class ServingMetrics {
   metrics::Family<metrics::Counter>& refusals_;
   metrics::Family<metrics::Counter>& busy_;
   metrics::Family<metrics::Counter>& tool_replies_;
+  metrics::Family<metrics::Counter>& structured_;
 
   const KvTiers* tiers_ = nullptr;
   mutable Mutex labels_mu_;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <memory>
 
+#include "base/error.h"
 #include "base/mutex.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/serving/json_reply.h"
@@ -76,13 +77,15 @@ class ReplicaStream {
 }  // namespace
 
 InternalApi::InternalApi(Engine& engine, wire::InternalToken token, std::string model, cache::KvIdentity identity,
-                         std::string block_events, BlockEventPublisher* publisher)
+                         std::string block_events, BlockEventPublisher* publisher,
+                         serving::OutputGrammars* grammars)
     : engine_(engine),
       token_(std::move(token)),
       model_(std::move(model)),
       identity_(identity),
       block_events_(std::move(block_events)),
-      publisher_(publisher) {}
+      publisher_(publisher),
+      grammars_(grammars) {}
 
 void InternalApi::operator()(const server::HttpRequest& req, server::Reply& reply) const {
   serving::answer_or_error(reply, [&] { route(req, reply); });
@@ -122,6 +125,14 @@ void InternalApi::generate(const server::HttpRequest& req, server::Reply& reply)
     call = wire::parse_replica_call(req.body);
   } catch (const wire::ReplicaWireError& e) {
     throw openai::invalid_request(e.what(), e.field().empty() ? std::nullopt : std::optional(e.field()));
+  }
+  if (!call.output_grammar_spec.empty()) {
+    if (!grammars_) throw openai::invalid_request("this replica compiles no output grammars", "output_grammar");
+    try {
+      call.request.output_grammar = grammars_->compile(call.output_grammar_spec);
+    } catch (const Error& e) {
+      throw openai::invalid_request(e.what(), "output_grammar");
+    }
   }
   auto stream = std::make_shared<ReplicaStream>(reply);
   RequestId id = 0;

@@ -31,6 +31,7 @@
 #include "engine/sched/engine.h"
 #include "gateway/server/http_request.h"
 #include "gateway/server/reply.h"
+#include "gateway/serving/output_grammars.h"
 #include "gateway/cluster/replica/block_event_publisher.h"
 #include "gateway/cluster/wire/internal_token.h"
 
@@ -41,9 +42,11 @@ class InternalApi {
   // `identity`: the engine's cache identity as the tiers and block events
   // state it (tier_identity.h); `block_events`: the publisher's bound
   // endpoint, or empty; `publisher`: the one whose snapshot /blocks
-  // answers (null: 404), outliving this.
+  // answers (null: 404), outliving this; `grammars`: what compiles a
+  // request's output grammar (null: such a request is a 400), outliving this.
   InternalApi(Engine& engine, wire::InternalToken token, std::string model, cache::KvIdentity identity,
-              std::string block_events, BlockEventPublisher* publisher = nullptr);
+              std::string block_events, BlockEventPublisher* publisher = nullptr,
+              serving::OutputGrammars* grammars = nullptr);
 
   // Any path under /internal/ (404 for one it does not serve). Answers
   // every failure itself, in OpenAI's error shape.
@@ -62,6 +65,7 @@ class InternalApi {
   const cache::KvIdentity identity_;
   const std::string block_events_;
   BlockEventPublisher* const publisher_;  // thread-safe; null without block events
+  serving::OutputGrammars* const grammars_;  // thread-safe
 };
 
 }  // namespace kvgate::replica

@@ -178,6 +178,7 @@ std::string encode_replica_call(const Request& r, const Submitter& who) {
   o["pin_ttl_s"] = static_cast<int64_t>(r.pin_ttl.count());
   o["stop_ids"] = checked_ids(r.stop_ids, "stop_ids");
   o["sampling"] = std::move(sampling);
+  if (r.output_grammar) o["output_grammar"] = r.output_grammar->spec;
   return json::serialize(o);
 }
 
@@ -202,6 +203,7 @@ ReplicaCall parse_replica_call(std::string_view body) {
   r.sampling.top_k = read_i32(s, "top_k");
   r.sampling.top_p = read_float(s, "top_p");
   r.sampling.seed = s.need_unsigned("seed");
+  if (f.find("output_grammar")) c.output_grammar_spec = f.need_string("output_grammar");
   s.refuse_unread_keys();
   f.refuse_unread_keys();
   return c;

@@ -93,8 +93,11 @@ inline constexpr size_t kReplicaMaxLine = size_t{1} << 20;
 // ---- the request: front -> replica
 
 struct ReplicaCall {
-  Request request;  // prompt_chain always empty
+  Request request;  // prompt_chain always empty; output_grammar always none
   Submitter who;
+  // The request's output grammar as its spec (grammar_spec.h), for the
+  // replica to compile against its own vocabulary; empty: free text.
+  std::string output_grammar_spec;
 };
 
 // Throws ReplicaWireError for a request that cannot be sent: no scope (the

@@ -361,18 +361,69 @@ TEST(GrammarMask, EmptyAndSpecialTokensNeverAndEosOnlyWhenComplete) {
   EXPECT_EQ(mask.count(), 1u);
 }
 
+json::value schema_spec(std::string_view schema) { return json::object{{"json_schema", json::parse(schema)}}; }
+
 TEST(GrammarCacheTest, CompilesOncePerCanonicalText) {
   GrammarCache cache(2);
-  const auto a = cache.json_schema(json::parse(R"({"type": "string"})"));
-  const auto b = cache.json_schema(json::parse(R"({"type":"string"})"));
+  const auto a = cache.get(schema_spec(R"({"type": "string"})"));
+  const auto b = cache.get(schema_spec(R"({"type":"string"})"));
   EXPECT_EQ(a.get(), b.get());
   EXPECT_EQ(cache.hits(), 1u);
-  const auto c = cache.json_schema(json::parse(R"({"type":"integer"})"));
+  const auto c = cache.get(schema_spec(R"({"type":"integer"})"));
   EXPECT_NE(a.get(), c.get());
-  cache.json_schema(json::parse(R"({"type":"boolean"})"));
+  cache.get(schema_spec(R"({"type":"boolean"})"));
   EXPECT_EQ(cache.size(), 2u);
-  EXPECT_THROW(cache.json_schema(json::parse(R"({"not":{}})")), Error);
-  EXPECT_EQ(cache.json_object().get(), cache.json_object().get());
+  EXPECT_THROW(cache.get(schema_spec(R"({"not":{}})")), Error);
+  const json::value any = json::parse(R"({"json_object":{}})");
+  EXPECT_EQ(cache.get(any).get(), cache.get(any).get());
+}
+
+// What a grammar spec accepts, byte for byte.
+bool spec_accepts(std::string_view spec, std::string_view text) {
+  Matcher m(compile_spec(json::parse(spec)));
+  return m.accept(text) && m.complete();
+}
+
+TEST(GrammarSpecTest, ComposesLiteralsSchemasAndChoices) {
+  const char* call = R"({"choice":[
+      {"sequence":[{"literal":"<tool_call>\n{\"name\":\"a\",\"arguments\":"},
+                   {"json_schema":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"],"additionalProperties":false}},
+                   {"literal":"}\n</tool_call>"}]},
+      {"sequence":[{"literal":"<tool_call>\n{\"name\":\"b\",\"arguments\":"},{"json_object":{}},{"literal":"}\n</tool_call>"}]}]})";
+  EXPECT_TRUE(spec_accepts(call, R"(<tool_call>
+{"name":"a","arguments":{"x":12}}
+</tool_call>)"));
+  EXPECT_TRUE(spec_accepts(call, R"(<tool_call>
+{"name":"b","arguments":{"q":[true]}}
+</tool_call>)"));
+  EXPECT_FALSE(spec_accepts(call, R"(<tool_call>
+{"name":"a","arguments":{"x":"12"}}
+</tool_call>)"));
+  EXPECT_FALSE(spec_accepts(call, R"(<tool_call>
+{"name":"c","arguments":{}}
+</tool_call>)"));
+  EXPECT_FALSE(spec_accepts(call, R"(<tool_call>
+{"name":"a","arguments":{"x":1}}
+</tool_call)"));
+}
+
+TEST(GrammarSpecTest, RefusesWhatItDoesNotKnowByName) {
+  auto error_of = [](std::string_view spec) -> std::string {
+    try {
+      compile_spec(json::parse(spec));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(R"({"regex":"a+"})").find("unknown form 'regex'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"literal":""})").find("non-empty string"), std::string::npos);
+  EXPECT_NE(error_of(R"({"sequence":[]})").find("non-empty array"), std::string::npos);
+  EXPECT_NE(error_of(R"({"literal":"a","choice":[]})").find("one key"), std::string::npos);
+  EXPECT_NE(error_of(R"({"json_schema":{"not":{}}})").find("not"), std::string::npos);
+  std::string deep = R"({"literal":"x"})";
+  for (int i = 0; i < 12; ++i) deep = R"({"sequence":[)" + deep + "]}";
+  EXPECT_NE(error_of(deep).find("nested deeper"), std::string::npos);
 }
 
 }  // namespace

@@ -5,12 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include "tests/gateway/openai/api_error_matchers.h"
 
 namespace kvgate::openai {
 namespace {
 
 using testing::error_of;
+namespace json = boost::json;
 
 // A valid body with `extra` (a JSON fragment: "\"k\": v, ...") added.
 std::string body_with(const std::string& extra) {
@@ -96,9 +99,6 @@ TEST(ChatRequest, FieldsThatWouldBeIgnoredAreRefusedByName) {
   const std::pair<const char*, const char*> cases[] = {
       {R"("functions": [])", "functions"},
       {R"("function_call": "auto")", "function_call"},
-      {R"("response_format": {"type": "json_object"})", "response_format"},
-      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}})", "response_format"},
-      {R"("response_format": "text")", "response_format"},
       {R"("logit_bias": {"50256": -100})", "logit_bias"},
       {R"("chat_template": "{{ 'x' }}")", "chat_template"},
       {R"("continue_final_message": true)", "continue_final_message"},
@@ -147,9 +147,11 @@ TEST(ChatRequest, BadToolsAre400sNamingTheField) {
       {R"("tools": [{"type": "function", "function": {"name": "f", "parameters": []}}])", "tools[0].function.parameters"},
       {R"("tools": [{"type": "function", "function": {"name": "f", "strict": true}}])", "tools[0].function.strict"},
       {R"("tools": [)" + tool + "," + tool + "]", "tools[1].function.name"},
-      {R"("tools": [)" + tool + R"(], "tool_choice": "required")", "tool_choice"},
-      {R"("tools": [)" + tool + R"(], "tool_choice": {"type": "function", "function": {"name": "get_weather"}})",
-       "tool_choice"},
+      {R"("tools": [)" + tool + R"(], "tool_choice": {"type": "function", "function": {"name": "get_time"}})",
+       "tool_choice.function.name"},
+      {R"("tools": [)" + tool + R"(], "tool_choice": {"type": "tool", "function": {"name": "get_weather"}})",
+       "tool_choice.type"},
+      {R"("tools": [)" + tool + R"(], "tool_choice": "any")", "tool_choice"},
       {R"("tool_choice": "auto")", "tool_choice"},
   };
   for (const auto& c : cases) {
@@ -168,6 +170,43 @@ TEST(ChatRequest, BadToolsAre400sNamingTheField) {
             "messages[0].tool_calls[0].function.arguments");
   EXPECT_EQ(messages_error(R"([{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}])"),
             "messages[0].tool_calls[0].function.arguments");
+}
+
+TEST(ChatRequest, ForcedToolChoicesAndStrictWithThem) {
+  const std::string tools = std::string(R"("tools": [)") + kWeatherTool + "]";
+  const ChatCompletionRequest required = parse_chat_completion_request(body_with(tools + R"(, "tool_choice": "required")"));
+  EXPECT_EQ(required.tools->choice, ToolChoice::kRequired);
+  const ChatCompletionRequest named = parse_chat_completion_request(
+      body_with(tools + R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})"));
+  EXPECT_EQ(named.tools->choice, ToolChoice::kNamed);
+  EXPECT_EQ(named.tools->named, "get_weather");
+  // strict is served where the call is forced: its arguments are then held to the schema.
+  EXPECT_NO_THROW(parse_chat_completion_request(body_with(
+      R"("tools": [{"type": "function", "function": {"name": "f", "strict": true}}], "tool_choice": "required")")));
+}
+
+TEST(ChatRequest, ResponseFormats) {
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("response_format": {"type": "json_object"})"))
+                .response_format.kind,
+            OutputKind::kJsonObject);
+  const ChatCompletionRequest r = parse_chat_completion_request(body_with(
+      R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true, "schema": {"type": "integer"}}})"));
+  EXPECT_EQ(r.response_format.kind, OutputKind::kJsonSchema);
+  EXPECT_EQ(r.response_format.schema, json::parse(R"({"type": "integer"})"));
+  const std::pair<std::string, const char*> bad[] = {
+      {R"("response_format": "text")", "response_format"},
+      {R"("response_format": {"type": "yaml"})", "response_format.type"},
+      {R"("response_format": {"type": "json_schema"})", "response_format.json_schema"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"schema": {}}})", "response_format.json_schema.name"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x"}})", "response_format.json_schema.schema"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": [1]}})",
+       "response_format.json_schema.schema"},
+  };
+  for (const auto& c : bad) {
+    const ApiError e = error_of([&] { parse_chat_completion_request(body_with(c.first)); });
+    EXPECT_EQ(e.status, 400) << c.first;
+    EXPECT_EQ(e.param, c.second) << c.first;
+  }
 }
 
 TEST(ChatRequest, TemplateKwargsAndGenerationPrompt) {

@@ -68,9 +68,10 @@ class HttpApiTest : public testing::SuiteStack<HttpApiTest> {
   }
   void make_api(ApiModel m, std::vector<server::Mount> mounts = {}) {
     PipelineStack& s = stack();
-    api_ =
-        std::make_unique<HttpApi>(*s.pipeline_, *s.tenancy_, *s.tokenizer_,
-                                  openai::ChatTemplate::for_model(s.model_->file()), std::move(m), std::move(mounts));
+    if (!grammars_) grammars_ = std::make_unique<OutputGrammars>(*s.tokenizer_);
+    api_ = std::make_unique<HttpApi>(*s.pipeline_, *s.tenancy_, *s.tokenizer_,
+                                     openai::ChatTemplate::for_model(s.model_->file()), *grammars_, std::move(m),
+                                     std::move(mounts));
   }
 
   // Calls the API; the response's events once it has ended. `gone`: the
@@ -106,6 +107,7 @@ class HttpApiTest : public testing::SuiteStack<HttpApiTest> {
 
   std::string key_;  // tenant_id()'s
   int64_t steps_before_ = 0;
+  std::unique_ptr<OutputGrammars> grammars_;  // before api_, which holds it
   std::unique_ptr<HttpApi> api_;
 };
 

@@ -112,6 +112,31 @@ TEST(ReplicaWire, ARequestComesBackExactly) {
   }
 }
 
+TEST(ReplicaWire, AnOutputGrammarTravelsAsItsSpecForTheReplicaToCompile) {
+  Request r;
+  r.prompt = {1, 2, 3};
+  r.scope = cache::ScopeId{1, 2};
+  const std::string spec = R"({"json_schema":{"type":"integer"}})";
+  r.output_grammar = grammar::OutputGrammar{nullptr, nullptr, spec};
+  const ReplicaCall got = parse_replica_call(encode_replica_call(r, {}));
+  EXPECT_EQ(got.output_grammar_spec, spec);
+  EXPECT_FALSE(got.request.output_grammar);  // compiled by the replica, against its own vocabulary
+  r.output_grammar.reset();
+  EXPECT_EQ(parse_replica_call(encode_replica_call(r, {})).output_grammar_spec, "");
+  json::value wrong = json::parse(encode_replica_call(r, {}));
+  wrong.as_object()["output_grammar"] = 7;
+  EXPECT_THROW(
+      {
+        try {
+          parse_replica_call(json::serialize(wrong));
+        } catch (const ReplicaWireError& e) {
+          EXPECT_EQ(e.field(), "output_grammar");
+          throw;
+        }
+      },
+      ReplicaWireError);
+}
+
 TEST(ReplicaWire, ThePromptChainIsNotSentAndTheScopeIsHiThenLo) {
   Request r;
   r.prompt = {1, 2, 3};
