@@ -72,7 +72,8 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
   auto model = load_served_model(c);
   auto tokenizer = Tokenizer::from_gguf(model->file());
-  openai::ChatTemplate chat = openai::ChatTemplate::for_model(model->file(), c.model.chat_template);
+  openai::ChatTemplate chat =
+      openai::ChatTemplate::for_model(model->file(), c.model.chat_template, c.model.tool_call_parser);
   const ModelConfig& mc = model->config();
   // The replicas' cache identity, which the front's chains must share.
   KvLayout layout;

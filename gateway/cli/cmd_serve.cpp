@@ -90,7 +90,8 @@ LoadedModel load_model(const config::ServerConfig& c) {
   LoadedModel m;
   m.model = load_served_model(c);
   m.tokenizer = Tokenizer::from_gguf(m.model->file());
-  m.chat.emplace(openai::ChatTemplate::for_model(m.model->file(), c.model.chat_template));  // before the slow part
+  // Before the slow part: a bad template or tool_call_parser fails at once.
+  m.chat.emplace(openai::ChatTemplate::for_model(m.model->file(), c.model.chat_template, c.model.tool_call_parser));
   const ModelConfig& mc = m.model->config();
   say("model " + c.served_model_name() + " (" + c.model.path + ", " + std::to_string(mc.n_layers) + " layers, dim " +
       std::to_string(mc.dim) + ", context " + std::to_string(mc.context_length) + "), weights " +

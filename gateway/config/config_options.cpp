@@ -27,6 +27,8 @@ constexpr int64_t kMaxTokens = int64_t{1} << 24;
 constexpr std::string_view kTables[] = {"server", "tls", "model", "limits", "kv_tiers", "data", "admin", "metrics", "cluster", "log"};
 constexpr std::string_view kBackends[] = {"auto", "cpu", "cuda"};
 constexpr std::string_view kKvTypes[] = {"f32", "f16", "bf16"};
+// openai::tool_call_format_named's names, and auto: as the chat template says.
+constexpr std::string_view kToolCallParsers[] = {"auto", "hermes", "llama3", "mistral", "deepseek", "generic"};
 constexpr std::string_view kRedisModes[] = {"below_disk", "instead_of_disk"};
 constexpr std::string_view kLogLevels[] = {"error", "warn", "info", "debug"};
 
@@ -161,6 +163,11 @@ constexpr Option kModelOptions[] = {
         {"model", "chat_template", "chat-template", K::kString,
          "a Jinja chat template file, for a GGUF with none or a broken one; empty = the model's "
          "tokenizer.chat_template (kvgate's plain template when it has none)"}),
+    bind<&C::model, &ModelSection::tool_call_parser>(
+        {"model", "tool_call_parser", "tool-call-parser", K::kChoice,
+         "how replies are read for tool calls: auto (as the chat template writes them), hermes, llama3, mistral, "
+         "deepseek or generic",
+         0, 0, true, kToolCallParsers}),
     serve_only(bind<&C::model, &ModelSection::backend>(
         {"model", "backend", "backend", K::kChoice, "auto (CUDA when built and a device exists, else CPU), cpu or cuda",
          0, 0, true, kBackends})),

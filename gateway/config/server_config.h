@@ -59,6 +59,7 @@ struct ModelSection {
   std::string path = bundled_model_path();  // GGUF file
   std::string name;                         // the model id clients send; empty = file name without .gguf
   std::string chat_template;                // a Jinja file to render chats with; empty = the model's own
+  std::string tool_call_parser = "auto";    // auto (the template's) | hermes | llama3 | mistral | deepseek | generic
   std::string backend = "auto";             // auto | cpu | cuda
   int32_t block_size = 16;                  // tokens per KV block (the prefix cache shares whole blocks)
   int64_t kv_budget_bytes = kAutoBytes;     // KV cache memory ("1GiB" in the file), or auto

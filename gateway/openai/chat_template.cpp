@@ -30,6 +30,8 @@ namespace {
 ToolCallFormat tool_format_of(std::string_view source, bool renders_tools) {
   if (!renders_tools) return ToolCallFormat::kGeneric;
   if (source.find("<tool_call>") != std::string_view::npos) return ToolCallFormat::kHermes;
+  if (source.find("[TOOL_CALLS]") != std::string_view::npos) return ToolCallFormat::kMistral;
+  if (source.find("<｜tool▁call▁begin｜>") != std::string_view::npos) return ToolCallFormat::kDeepSeek;
   if (source.find("<|start_header_id|>") != std::string_view::npos) return ToolCallFormat::kLlama3;
   return ToolCallFormat::kUnread;
 }
@@ -80,17 +82,25 @@ jinja::Template compile(std::string_view source, const std::string& origin) {
 
 }  // namespace
 
-ChatTemplate ChatTemplate::for_model(const GgufFile& model, const std::string& path) {
-  if (!path.empty()) return ChatTemplate(read_file_text(path), path);
+ChatTemplate ChatTemplate::for_model(const GgufFile& model, const std::string& path, std::string_view parser) {
+  std::optional<ToolCallFormat> format;
+  if (parser != "auto") {
+    format = tool_call_format_named(parser);
+    if (!format)
+      throw Error("unknown tool call parser '" + std::string(parser) +
+                  "' (tool_call_parser: auto, hermes, llama3, mistral, deepseek or generic)");
+  }
+  if (!path.empty()) return ChatTemplate(read_file_text(path), path, {}, format);
   if (std::optional<std::string> t = model.optional_string("tokenizer.chat_template"))
-    return ChatTemplate(*t, model.source() + "'s tokenizer.chat_template");
-  return ChatTemplate(kPlainChatTemplate, "kvgate's plain template (the model has none)");
+    return ChatTemplate(*t, model.source() + "'s tokenizer.chat_template", {}, format);
+  return ChatTemplate(kPlainChatTemplate, "kvgate's plain template (the model has none)", {}, format);
 }
 
-ChatTemplate::ChatTemplate(std::string_view source, std::string origin, jinja::Clock clock)
+ChatTemplate::ChatTemplate(std::string_view source, std::string origin, jinja::Clock clock,
+                           std::optional<ToolCallFormat> tool_format)
     : source_(source),
       renders_tools_(source_.find("tools") != std::string::npos),
-      tool_format_(tool_format_of(source_, renders_tools_)),
+      tool_format_(tool_format.value_or(tool_format_of(source_, renders_tools_))),
       template_(compile(source_, origin)),
       origin_(std::move(origin)),
       clock_(std::move(clock)) {}
@@ -98,7 +108,8 @@ ChatTemplate::ChatTemplate(std::string_view source, std::string origin, jinja::C
 std::string ChatTemplate::render(const ChatInput& input, const PromptEncoder& encoder) const {
   if (input.tools && tool_format_ == ToolCallFormat::kUnread)
     throw invalid_value("tools", "kvgate does not read this model's tool calls yet (its chat template, " + origin_ +
-                                     ", writes them in a format other than hermes or llama3); leave 'tools' out.");
+                                     ", writes them in a format kvgate does not read: not hermes, llama3, mistral or deepseek); leave 'tools' out, "
+                                     "or name the parser with --tool-call-parser.");
   const bool generic = !renders_tools_;
   json::array messages;
   messages.reserve(input.messages.size() + 1);

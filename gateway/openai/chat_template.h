@@ -37,6 +37,7 @@
 // Immutable after construction; render() on any thread.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,10 +69,15 @@ class ChatTemplate {
  public:
   // The file at `path` when not empty, else the model's template, else the
   // plain one. Throws kvgate::Error naming the source when it does not compile.
-  static ChatTemplate for_model(const GgufFile& model, const std::string& path = {});
+  // `parser`: the config's tool_call_parser, "auto" (the template's format)
+  // or a tool_call_format_name; another name is an Error naming it.
+  static ChatTemplate for_model(const GgufFile& model, const std::string& path = {},
+                                std::string_view parser = "auto");
 
   // Throws kvgate::Error "<origin>: <Jinja's message>" when `source` does not compile.
-  ChatTemplate(std::string_view source, std::string origin, jinja::Clock clock = {});
+  // `tool_format`, when given, replaces the format read from the template.
+  ChatTemplate(std::string_view source, std::string origin, jinja::Clock clock = {},
+               std::optional<ToolCallFormat> tool_format = std::nullopt);
 
   // Where the template came from, for the start-up line and errors:
   // "<model>'s tokenizer.chat_template", "<path>", "kvgate's plain template

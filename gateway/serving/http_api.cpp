@@ -61,6 +61,7 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
       tenancy_(tenancy),
       tokenizer_(tokenizer),
       chat_(std::move(chat)),
+      tool_markers_(tokenizer, openai::tool_call_markers(chat_.tool_format())),
       encoder_(tokenizer, chat_.source()),
       grammars_(grammars),
       model_(std::move(model)),
@@ -239,6 +240,7 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
   std::optional<openai::ToolCallContext> tools;
   ToolReplyCounter count_tool_reply;
   if (!p.tool_names.empty()) {
+    sr.tool_markers = &tool_markers_;
     tools = openai::ToolCallContext{chat_.tool_format(), "call_" + unique + "_", std::move(p.tool_names),
                                     p.parallel_tool_calls};
     count_tool_reply = [&metrics = pipeline_.metrics(), tenant = who.tenant.id,

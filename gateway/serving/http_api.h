@@ -39,6 +39,7 @@
 #include "gateway/server/reply.h"
 #include "gateway/serving/output_grammars.h"
 #include "gateway/serving/pipeline.h"
+#include "gateway/serving/tool_marker_tokens.h"
 
 namespace kvgate::serving {
 
@@ -87,6 +88,7 @@ class HttpApi {
   tenancy::Tenancy& tenancy_;
   const Tokenizer& tokenizer_;
   const openai::ChatTemplate chat_;
+  const ToolMarkerTokens tool_markers_;  // chat_'s tool-call format's, in tokenizer_'s vocabulary
   const openai::PromptEncoder encoder_;
   OutputGrammars& grammars_;  // thread-safe
   const ApiModel model_;

@@ -164,7 +164,12 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
   auto f = std::make_shared<Flight>(*this, std::move(req), adm.ticket(), std::move(sink));
   auto on_event = [this, f](TokenId t, const Completion* done) {
     if (!done) {
-      const std::string piece = f->text.push(t);
+      std::string piece;
+      if (const Tokens* shown = f->req.tool_markers ? f->req.tool_markers->text_of(t) : nullptr) {
+        for (TokenId s : *shown) piece += f->text.push(s);
+      } else {
+        piece = f->text.push(t);
+      }
       if (!piece.empty()) f->sink->on_text(piece);
       return;
     }

@@ -26,6 +26,7 @@
 #include "gateway/serving/access_log.h"
 #include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/serving_metrics.h"
+#include "gateway/serving/tool_marker_tokens.h"
 #include "tenancy/tenancy.h"
 
 namespace kvgate::serving {
@@ -44,6 +45,9 @@ struct ServeRequest {
   int32_t priority = 0;
   std::chrono::seconds pin_ttl{0};  // keep the prompt's prefix pinned after it (0: no pin)
   std::optional<grammar::OutputGrammar> output_grammar;  // constrained decoding (none: free text)
+  // A chat with tools: these control tokens reach the sink as their text,
+  // for its tool-call parser (which keeps them from the client).
+  const ToolMarkerTokens* tool_markers = nullptr;
 };
 
 // How a started request ended, as its client is told: the usage is the

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -147,13 +148,92 @@ TEST(ChatTemplate, GenericToolPromptForATemplateWithoutTools) {
                   .starts_with("System: " + std::string(kGenericToolPrompt)));
 }
 
+// Each real template's format, read from its text as llama.cpp's
+// common/chat.cpp reads it (by the markers it writes). DeepSeek R1's and
+// V3.1's own templates write calls but never list the tools, so they get
+// the generic tool prompt and its JSON calls; llama.cpp's R1 template lists
+// them. gpt-oss's harmony, Kimi's, Cohere's, Gemma 4's, DeepSeek V3.2's
+// DSML and the others are not read: kUnread, a 400.
 TEST(ChatTemplate, ToolFormatFromTheTemplate) {
-  EXPECT_EQ(ChatTemplate(template_text("Qwen-Qwen2.5-7B-Instruct.jinja"), "q").tool_format(), ToolCallFormat::kHermes);
-  EXPECT_EQ(ChatTemplate(template_text("meta-llama-Llama-3.1-8B-Instruct.jinja"), "l").tool_format(),
-            ToolCallFormat::kLlama3);
-  EXPECT_EQ(ChatTemplate(template_text("mistralai-Mistral-Nemo-Instruct-2407.jinja"), "m").tool_format(),
-            ToolCallFormat::kUnread);
-  EXPECT_EQ(ChatTemplate(template_text("google-gemma-2-2b-it.jinja"), "g").tool_format(), ToolCallFormat::kGeneric);
+  const std::map<std::string, ToolCallFormat> expected = {
+      {"Apriel-1.6-15b-Thinker-fixed.jinja", ToolCallFormat::kUnread},
+      {"Bielik-11B-v3.0-Instruct.jinja", ToolCallFormat::kHermes},
+      {"CohereForAI-c4ai-command-r-plus-tool_use.jinja", ToolCallFormat::kUnread},
+      {"CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", ToolCallFormat::kUnread},
+      {"GLM-4.6.jinja", ToolCallFormat::kHermes},
+      {"GigaChat3-10B-A1.8B.jinja", ToolCallFormat::kUnread},
+      {"HuggingFaceTB-SmolLM3-3B.jinja", ToolCallFormat::kGeneric},
+      {"Kimi-K2-Instruct.jinja", ToolCallFormat::kUnread},
+      {"Kimi-K2-Thinking.jinja", ToolCallFormat::kUnread},
+      {"LFM2-8B-A1B.jinja", ToolCallFormat::kUnread},
+      {"LFM2.5-Instruct.jinja", ToolCallFormat::kUnread},
+      {"MiMo-VL.jinja", ToolCallFormat::kHermes},
+      {"Mistral-Small-3.2-24B-Instruct-2506.jinja", ToolCallFormat::kMistral},
+      {"NVIDIA-Nemotron-Nano-v2.jinja", ToolCallFormat::kUnread},
+      {"NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja", ToolCallFormat::kHermes},
+      {"NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja", ToolCallFormat::kHermes},
+      {"Qwen-QwQ-32B.jinja", ToolCallFormat::kHermes},
+      {"Qwen-Qwen2.5-7B-Instruct.jinja", ToolCallFormat::kHermes},
+      {"Qwen-Qwen3-0.6B.jinja", ToolCallFormat::kHermes},
+      {"Qwen3-Coder.jinja", ToolCallFormat::kHermes},
+      {"Qwen3.5-4B.jinja", ToolCallFormat::kHermes},
+      {"deepseek-ai-DeepSeek-R1-Distill-Llama-8B.jinja", ToolCallFormat::kGeneric},
+      {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", ToolCallFormat::kGeneric},
+      {"deepseek-ai-DeepSeek-V3.1.jinja", ToolCallFormat::kGeneric},
+      {"deepseek-ai-DeepSeek-V3.2.jinja", ToolCallFormat::kUnread},
+      {"fireworks-ai-llama-3-firefunction-v2.jinja", ToolCallFormat::kLlama3},
+      {"google-gemma-2-2b-it.jinja", ToolCallFormat::kGeneric},
+      {"google-gemma-4-31B-it-interleaved.jinja", ToolCallFormat::kUnread},
+      {"google-gemma-4-31B-it.jinja", ToolCallFormat::kUnread},
+      {"ibm-granite-granite-3.3-2B-Instruct.jinja", ToolCallFormat::kUnread},
+      {"ibm-granite-granite-4.0.jinja", ToolCallFormat::kHermes},
+      {"llama-cpp-deepseek-r1.jinja", ToolCallFormat::kDeepSeek},
+      {"llama-cpp-rwkv-world.jinja", ToolCallFormat::kGeneric},
+      {"meetkai-functionary-medium-v3.1.jinja", ToolCallFormat::kLlama3},
+      {"meetkai-functionary-medium-v3.2.jinja", ToolCallFormat::kLlama3},
+      {"meta-llama-Llama-3.1-8B-Instruct.jinja", ToolCallFormat::kLlama3},
+      {"meta-llama-Llama-3.2-3B-Instruct.jinja", ToolCallFormat::kLlama3},
+      {"meta-llama-Llama-3.3-70B-Instruct.jinja", ToolCallFormat::kLlama3},
+      {"microsoft-Phi-3.5-mini-instruct.jinja", ToolCallFormat::kGeneric},
+      {"mistralai-Ministral-3-14B-Reasoning-2512.jinja", ToolCallFormat::kMistral},
+      {"mistralai-Mistral-Nemo-Instruct-2407.jinja", ToolCallFormat::kMistral},
+      {"moonshotai-Kimi-K2.jinja", ToolCallFormat::kUnread},
+      {"openai-gpt-oss-120b.jinja", ToolCallFormat::kUnread},
+      {"stepfun-ai-Step-3.5-Flash.jinja", ToolCallFormat::kHermes},
+      {"unsloth-Apriel-1.5.jinja", ToolCallFormat::kHermes},
+      {"unsloth-mistral-Devstral-Small-2507.jinja", ToolCallFormat::kMistral},
+  };
+  std::map<std::string, ToolCallFormat> got;
+  for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(templates_dir() + "/jinja")) {
+    const std::string file = e.path().filename().string();
+    try {
+      got[file] = ChatTemplate(template_text(file), file).tool_format();
+    } catch (const Error&) {  // its {% generation %} is no Jinja2 tag: Jinja2 refuses it too
+      EXPECT_EQ(file, "LFM2.5-8B-A1B.jinja") << "does not compile";
+    }
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(ChatTemplate(kPlainChatTemplate, "plain").tool_format(), ToolCallFormat::kGeneric);
+}
+
+// The config's tool_call_parser replaces the template's format; a name not
+// known is an error at start-up naming it.
+TEST(ChatTemplate, ToolCallParserNamedInTheConfig) {
+  const std::string source = template_text("openai-gpt-oss-120b.jinja");
+  EXPECT_EQ(ChatTemplate(source, "g", {}, ToolCallFormat::kHermes).tool_format(), ToolCallFormat::kHermes);
+  GgufWriter w;
+  w.set_string("general.architecture", "llama");
+  w.set_string("tokenizer.chat_template", source);
+  const std::unique_ptr<GgufFile> model = GgufFile::parse(w.serialize());
+  EXPECT_EQ(ChatTemplate::for_model(*model).tool_format(), ToolCallFormat::kUnread);
+  EXPECT_EQ(ChatTemplate::for_model(*model, {}, "auto").tool_format(), ToolCallFormat::kUnread);
+  EXPECT_EQ(ChatTemplate::for_model(*model, {}, "mistral").tool_format(), ToolCallFormat::kMistral);
+  try {
+    (void)ChatTemplate::for_model(*model, {}, "qwen");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'qwen'"), std::string::npos) << e.what();
+  }
 }
 
 // A vocabulary of the family's own: GPT-2's byte-level BPE with the
