@@ -37,6 +37,14 @@ class EngineFailed : public Error {
   using Error::Error;
 };
 
+// What all pins together may hold in the device pool beside what they
+// hold now, and one tenant's default pin quota (Scheduler's pin bounds).
+struct PinRoom {
+  int32_t pinned = 0;          // blocks pinned now, as last published
+  int32_t max_pinned = 0;      // the server-wide cap
+  int32_t tenant_default = 0;  // a tenant's pin quota when its own is unset
+};
+
 class EngineClient {
  public:
   // Told, before the first token can arrive, the request's id and where it
@@ -61,6 +69,9 @@ class EngineClient {
   // Blocks `tenant` has pinned, as last published (0 where unknown: the
   // engine that pins re-checks the tenant's quota).
   virtual int32_t pinned_blocks(TenantId tenant) const = 0;
+  // The pool's pin bounds and what all pins hold, for the gateway's check
+  // before a pin; none where unknown (a front: the replica that pins checks).
+  virtual std::optional<PinRoom> pin_room() const { return std::nullopt; }
   // Why no request can run now, or empty (/health answers 503 with it).
   virtual std::string failure() const = 0;
 };

@@ -15,6 +15,9 @@ struct Submitter {
   // Past it, its own blocks are evicted first, and a pin that does not fit
   // is refused.
   int64_t cache_quota_blocks = 0;
+  // Blocks the tenant may keep pinned (its tenancy pin quota); 0 = the
+  // scheduler's default (SchedulerOptions::tenant_pinned_percent of the pool).
+  int64_t pin_quota_blocks = 0;
 };
 
 }  // namespace kvgate

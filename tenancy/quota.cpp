@@ -85,6 +85,8 @@ const char* limit_name(Limit l) noexcept {
     case Limit::kConcurrentRequests: return "concurrent_requests";
     case Limit::kMonthlySpend: return "monthly_spend";
     case Limit::kKvBlocks: return "kv_blocks";
+    case Limit::kPinnedBlocks: return "pinned_blocks";
+    case Limit::kServerPinnedBlocks: return "server_pinned_blocks";
   }
   return "?";
 }

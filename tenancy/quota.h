@@ -38,8 +38,19 @@ struct Estimate {
   uint64_t max_output_tokens = 0;
 };
 
-enum class Limit { kRequestsPerMinute, kTokensPerMinute, kConcurrentRequests, kMonthlySpend, kKvBlocks };
-// "requests", "tokens", "concurrent_requests", "monthly_spend", "kv_blocks".
+// kPinnedBlocks: the tenant's pin quota; kServerPinnedBlocks: the server's
+// cap on all pins (not the tenant's limit, but refused as one: a 429).
+enum class Limit {
+  kRequestsPerMinute,
+  kTokensPerMinute,
+  kConcurrentRequests,
+  kMonthlySpend,
+  kKvBlocks,
+  kPinnedBlocks,
+  kServerPinnedBlocks
+};
+// "requests", "tokens", "concurrent_requests", "monthly_spend", "kv_blocks",
+// "pinned_blocks", "server_pinned_blocks".
 const char* limit_name(Limit l) noexcept;
 
 // Why a request was refused, in the terms the gateway needs for a 429 with

@@ -28,6 +28,7 @@ Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOpt
       identity_(sched_->cache_identity()),
       num_blocks_(sched_->pool().num_blocks()),
       eng_(eng),
+      pin_room_{0, sched_->max_pinned_blocks(), sched_->tenant_pinned_blocks()},
       thread_([this] { loop(); }) {}
 
 Engine::~Engine() { shutdown(); }
@@ -97,12 +98,19 @@ int32_t Engine::pinned_blocks(TenantId tenant) const {
   return it == pinned_.end() ? 0 : it->second;
 }
 
+std::optional<PinRoom> Engine::pin_room() const {
+  MutexLock lock(pins_mu_);
+  return pin_room_;
+}
+
 void Engine::publish_pins() {
   std::unordered_map<TenantId, int32_t> now;
   for (const auto& [tenant, ts] : sched_->pool().stats().tenants)
     if (ts.blocks_pinned > 0) now[tenant] = static_cast<int32_t>(ts.blocks_pinned);
+  const int32_t all = sched_->pool().pinned_blocks();
   MutexLock lock(pins_mu_);
   pinned_.swap(now);
+  pin_room_.pinned = all;
 }
 
 int32_t Engine::available_blocks() {

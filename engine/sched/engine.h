@@ -80,6 +80,8 @@ class Engine : public EngineClient {
   // quota check before a pin; the loop re-checks when it pins). Any thread,
   // never waits on the loop.
   int32_t pinned_blocks(TenantId tenant) const override;
+  // All pins as of the last step boundary, with the scheduler's pin bounds.
+  std::optional<PinRoom> pin_room() const override;
   int32_t num_blocks() const { return num_blocks_; }
   const RequestBounds& bounds() const override { return bounds_; }
   const std::optional<cache::KvIdentity>& cache_identity() const override { return identity_; }
@@ -128,6 +130,7 @@ class Engine : public EngineClient {
   uint64_t published_pin_changes_ = 0;  // the loop's own
   mutable Mutex pins_mu_;
   std::unordered_map<TenantId, int32_t> pinned_ ABSL_GUARDED_BY(pins_mu_);  // published by the loop
+  PinRoom pin_room_ ABSL_GUARDED_BY(pins_mu_);  // its bounds fixed at start, its count published by the loop
   std::thread thread_;                   // last: started once everything above exists
 };
 

@@ -32,6 +32,11 @@ const std::string kUnspellable = "the model's vocabulary cannot spell any contin
 
 int32_t ceil_div(int64_t a, int32_t b) { return static_cast<int32_t>((a + b - 1) / b); }
 int32_t size32(const Tokens& t) { return static_cast<int32_t>(t.size()); }
+// `percent` of `n` blocks, rounded down (a share of 0 allows no pins at all).
+int32_t share_of(int32_t n, int32_t percent) {
+  if (percent < 0 || percent > 100) throw Error("a pin share must be between 0 and 100 percent");
+  return static_cast<int32_t>(int64_t{n} * percent / 100);
+}
 
 }  // namespace
 
@@ -41,6 +46,8 @@ Scheduler::Scheduler(std::unique_ptr<Backend> backend, SchedulerOptions opt)
       opt_(std::move(opt)),
       block_size_(backend_->block_size()),
       pool_(backend_->num_blocks(), block_size_, static_cast<int64_t>(backend_->block_bytes()), std::move(opt_.policy)),
+      max_pinned_blocks_(share_of(pool_.num_blocks(), opt_.max_pinned_percent)),
+      tenant_pinned_blocks_(share_of(pool_.num_blocks(), opt_.tenant_pinned_percent)),
       queue_(opt_.order),
       tiers_(pool_, copier_) {
   if (!opt_.hash_fn) opt_.hash_fn = cache::hash_block;
@@ -407,18 +414,25 @@ Scheduler::Sampled Scheduler::sample(Seq& s, std::span<const float> row) {
 }
 
 // A pin asks for every full block of the prompt: the leading cached ones
-// are pinned for the request's TTL if the submitter's quota has room for all
-// of them, counting blocks that could not be cached (the quota kept them
+// are pinned for the request's TTL if every bound below has room for all of
+// them, counting blocks that could not be cached (the quota kept them
 // private) as needing room too; otherwise nothing is pinned.
+// Three bounds, each checked before anything is pinned: the tenant's cache
+// quota (pins are cached blocks too), its pin quota, and the server-wide
+// cap on all pins. The gateway checks the same before admission (a 429);
+// here they catch pins that raced past that check.
 void Scheduler::pin_prompt(Seq& s) {
   const size_t full = static_cast<size_t>(s.n_prompt() / block_size_);
   size_t n = 0;
   while (n < full && n < s.table.size() && pool_.is_cached(s.table[n])) ++n;
   if (full == 0) return;
   const std::span<const BlockId> blocks(s.table.data(), n);
-  const int64_t quota = s.who.cache_quota_blocks;
+  const int64_t cache_quota = s.who.cache_quota_blocks;
+  const int64_t pin_quota = s.who.pin_quota_blocks > 0 ? s.who.pin_quota_blocks : tenant_pinned_blocks_;
   const int64_t needed = pool_.unpinned_among(blocks) + static_cast<int64_t>(full - n);
-  if (n < full || (quota > 0 && pool_.pinned_blocks(s.who.tenant) + needed > quota)) {
+  const int64_t held = pool_.pinned_blocks(s.who.tenant);
+  if (n < full || (cache_quota > 0 && held + needed > cache_quota) || held + needed > pin_quota ||
+      pool_.pinned_blocks() + needed > max_pinned_blocks_) {
     s.result.pin_refused = true;
     return;
   }

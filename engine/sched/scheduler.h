@@ -77,6 +77,12 @@ struct SchedulerOptions {
   cache::BlockEventListener* block_events = nullptr;
   // When pins expire; tests pass their own, so that none of them waits.
   std::function<SteadyClock::time_point()> clock = [] { return SteadyClock::now(); };
+  // Pinned blocks cannot be evicted, so pins are bounded twice, in percent
+  // of the device pool: all pins together (past it a pin is refused, so
+  // that pins can never take the pool and stall admission for everyone),
+  // and one tenant's by default (a Submitter's pin_quota_blocks of 0).
+  int32_t max_pinned_percent = 50;
+  int32_t tenant_pinned_percent = 10;
 };
 
 // What one step did, for tests (which count steps) and benchmarks.
@@ -130,6 +136,10 @@ class Scheduler {
   int64_t preemptions() const { return preemptions_; }
 
   const cache::BlockPool& pool() const { return pool_; }
+  // The most blocks all pins together may hold, and one tenant's pins when
+  // its Submitter names no quota (SchedulerOptions' percentages); immutable.
+  int32_t max_pinned_blocks() const { return max_pinned_blocks_; }
+  int32_t tenant_pinned_blocks() const { return tenant_pinned_blocks_; }
   // Null without lower tiers.
   const cache::TierMover* mover() const { return tiers_.mover(); }
   const RestoreCounters& restores() const { return tiers_.restores(); }
@@ -189,6 +199,8 @@ class Scheduler {
   SchedulerOptions opt_;
   const int32_t block_size_;
   cache::BlockPool pool_;
+  const int32_t max_pinned_blocks_;
+  const int32_t tenant_pinned_blocks_;
   policies::FairQueue queue_;
   // After pool_ and copier_: its mover's threads stop before what they read goes.
   TierExchange tiers_;

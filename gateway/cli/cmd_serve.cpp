@@ -123,6 +123,8 @@ SchedulerOptions scheduler_options(const config::ServerConfig& c, const LoadedMo
   so.max_step_tokens = c.model.max_step_tokens;
   so.max_running = c.model.max_running;
   so.chunked_prefill = c.model.chunked_prefill;
+  so.max_pinned_percent = c.model.max_pinned_percent;
+  so.tenant_pinned_percent = c.model.tenant_pinned_percent;
   return so;
 }
 

@@ -207,6 +207,14 @@ constexpr Option kModelOptions[] = {
         {"model", "eviction_policy", "eviction-policy", K::kString,
          "the KV cache's eviction policy, name[:key=value,...]: lru, s3fifo, cost or fair (changeable live through "
          "the admin API)", 0, 0, false})),
+    serve_only(bind<&C::model, &ModelSection::max_pinned_percent>(
+        {"model", "max_pinned_percent", "max-pinned-percent", K::kInt,
+         "the most of the device KV pool all pins together may hold, percent; a pin past it is refused (429)", 0,
+         100})),
+    serve_only(bind<&C::model, &ModelSection::tenant_pinned_percent>(
+        {"model", "tenant_pinned_percent", "tenant-pinned-percent", K::kInt,
+         "each tenant's pin quota, percent of the device KV pool; a pin past it is refused (429)",
+         0, 100})),
     serve_only(bind<&C::model, &ModelSection::max_waiting>(
         {"model", "max_waiting", "max-waiting", K::kInt,
          "requests queued for the engine; past it, 503 with retry-after", 1, kMaxTokens})),

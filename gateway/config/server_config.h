@@ -74,6 +74,11 @@ struct ModelSection {
   bool chunked_prefill = true;              // split long prompts across steps
   bool prefix_cache = true;                 // share cached prefix blocks within a tenant's scope
   std::string eviction_policy = "lru";      // the device tier's policy, "name[:key=value,...]" (docs/policies.md)
+  // Pinned blocks cannot be evicted: all pins together may hold at most
+  // max_pinned_percent of the device pool, and each tenant's pins
+  // tenant_pinned_percent (docs/security.md).
+  int32_t max_pinned_percent = 50;
+  int32_t tenant_pinned_percent = 10;
   int32_t max_waiting = 256;                // requests queued for the engine; past it, 503
 
   // `$KVGATE_SHARED/models/stories260K.gguf` when KVGATE_SHARED is set,

@@ -12,6 +12,7 @@
 
 #include <cstdio>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -116,6 +117,36 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
   return started;
 }
 
+std::optional<tenancy::Refusal> Pipeline::pin_refusal(const tenancy::QuotaLimits& quotas, TenantId label,
+                                                      size_t prompt_tokens) const {
+  const auto need = static_cast<uint64_t>(prompt_tokens) / static_cast<uint64_t>(engine_.bounds().block_size);
+  const auto held = static_cast<uint64_t>(engine_.pinned_blocks(label));
+  const std::string pinning = "pinning this prompt's " + std::to_string(need) + " KV blocks would exceed ";
+  if (std::optional<tenancy::Refusal> r = tenancy::check_kv_blocks(quotas, held, need)) {
+    r->message = pinning + "the tenant's cache quota of " + std::to_string(r->limit_value) + " blocks (" +
+                 std::to_string(held) + " pinned now)";
+    return r;
+  }
+  const std::optional<PinRoom> room = engine_.pin_room();
+  if (!room) return std::nullopt;  // the engine that pins checks
+  const auto tenant_cap = static_cast<uint64_t>(room->tenant_default);
+  if (held + need > tenant_cap) {
+    tenancy::Refusal r{tenancy::Limit::kPinnedBlocks, tenant_cap, tenant_cap - std::min(held, tenant_cap), 0, 0,
+                       need > tenant_cap, ""};
+    r.message = pinning + "the tenant's pin quota of " + std::to_string(tenant_cap) + " blocks (" +
+                std::to_string(held) + " pinned now)";
+    return r;
+  }
+  const auto all = static_cast<uint64_t>(room->pinned), cap = static_cast<uint64_t>(room->max_pinned);
+  if (all + need > cap) {
+    tenancy::Refusal r{tenancy::Limit::kServerPinnedBlocks, cap, cap - std::min(all, cap), 0, 0, need > cap, ""};
+    r.message = pinning + "the server's cap on pinned KV blocks (model.max_pinned_percent: " + std::to_string(cap) +
+                " blocks, " + std::to_string(all) + " pinned now); try again when pins expire";
+    return r;
+  }
+  return std::nullopt;
+}
+
 std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::shared_ptr<Sink> sink) {
   const TenantIdentity id = tenant_identity(tenancy_.tenants(), req.who.tenant);
   Request er;
@@ -140,15 +171,13 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
   } catch (const Error& e) {
     return NotStarted{NotStarted::Why::kBadRequest, e.what(), std::nullopt};
   }
-  // A pin must fit the tenant's cache quota beside what it has pinned
-  // already (the engine checks again when it pins: two pins can race).
+  // A pin must fit the tenant's cache quota and pin quota beside what it
+  // has pinned already, and the server's cap beside all pins: a 429 now,
+  // never a pool full of pins later (the engine checks again when it pins:
+  // two pins can race).
   const tenancy::QuotaLimits& quotas = req.who.tenant.quotas;
-  if (er.pin_ttl.count() > 0 && tenancy::kv_block_limit(quotas) > 0) {
-    const auto need = static_cast<uint64_t>(er.prompt.size()) / static_cast<uint64_t>(engine_.bounds().block_size);
-    const auto held = static_cast<uint64_t>(engine_.pinned_blocks(id.label));
-    if (std::optional<tenancy::Refusal> r = tenancy::check_kv_blocks(quotas, held, need)) {
-      r->message = "pinning this prompt's " + std::to_string(need) + " KV blocks would exceed the tenant's cache quota of " +
-                   std::to_string(r->limit_value) + " blocks (" + std::to_string(held) + " pinned now)";
+  if (er.pin_ttl.count() > 0) {
+    if (std::optional<tenancy::Refusal> r = pin_refusal(quotas, id.label, er.prompt.size())) {
       metrics_.refused(req.who.tenant.id, r->limit);
       return NotStarted{NotStarted::Why::kQuota, r->message, *r};
     }

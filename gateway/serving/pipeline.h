@@ -102,6 +102,11 @@ class Pipeline {
   ServingMetrics& metrics() { return metrics_; }
 
  private:
+  // Why a pin of a prompt this long cannot be admitted: the tenant's cache
+  // quota, its pin quota or the server's cap on pins is full (a 429); none
+  // when it fits, as far as the engine last said.
+  std::optional<tenancy::Refusal> pin_refusal(const tenancy::QuotaLimits& quotas, TenantId label,
+                                              size_t prompt_tokens) const;
   struct Flight;
   std::variant<RequestId, NotStarted> begin(ServeRequest req, std::shared_ptr<Sink> sink);
   void finish(const std::shared_ptr<Flight>& f, const Completion& done);

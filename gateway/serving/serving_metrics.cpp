@@ -24,7 +24,8 @@ const std::vector<double> kLatencyBuckets = {0.3,  0.5,  0.8,  1.0,  1.5,   2.0,
 constexpr std::string_view kTiers[] = {"device", "host", "disk"};
 constexpr tenancy::Limit kLimits[] = {tenancy::Limit::kRequestsPerMinute, tenancy::Limit::kTokensPerMinute,
                                       tenancy::Limit::kConcurrentRequests, tenancy::Limit::kMonthlySpend,
-                                      tenancy::Limit::kKvBlocks};
+                                      tenancy::Limit::kKvBlocks, tenancy::Limit::kPinnedBlocks,
+                                      tenancy::Limit::kServerPinnedBlocks};
 
 FamilyInfo info(std::string name, std::string help, std::vector<std::string> labels = {}, int decimals = 0) {
   return {std::move(name), std::move(help), std::move(labels), decimals};

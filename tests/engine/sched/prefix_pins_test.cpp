@@ -1,11 +1,13 @@
 // Pins and the cache quota through the scheduler: a request's pinned prompt
 // survives pressure until its TTL (on a clock the test moves, never a
-// wait), a pin that would exceed the tenant's cache quota is refused, a
-// tenant at its quota evicts its own blocks first, and none of it changes
-// a single output token.
+// wait), a pin that would exceed the tenant's cache quota, its pin quota or
+// the server-wide cap on pins is refused (so a pin flood never stalls
+// another tenant's admission), a tenant at its quota evicts its own blocks
+// first, and none of it changes a single output token.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 
 #include "tests/engine/sched/prefix_support.h"
 
@@ -29,9 +31,10 @@ Tokens prompt_of(int32_t n, int32_t salt) {
 
 struct PinFixture : ::testing::Test {
   SteadyClock::time_point now{};
-  std::unique_ptr<Scheduler> make(int32_t n_blocks) {
+  std::unique_ptr<Scheduler> make(int32_t n_blocks, int32_t tenant_pinned_percent = 10) {
     prefix_testing::PrefixSpec spec;
     spec.n_blocks = n_blocks;
+    spec.tenant_pinned_percent = tenant_pinned_percent;
     spec.clock = [this] { return now; };
     return make_prefix_scheduler(stories(), spec);
   }
@@ -42,7 +45,7 @@ struct PinFixture : ::testing::Test {
 };
 
 TEST_F(PinFixture, APinnedPromptSurvivesPressureUntilItsTtlThenBecomesEvictable) {
-  auto s = make(16);
+  auto s = make(16, /*tenant_pinned_percent=*/50);  // room for its 3 blocks
   Request pinned = greedy(prompt_of(50, 1), 4, kScopeA);  // 3 full blocks of 16
   pinned.pin_ttl = 300s;
   const RequestResult first = run_one(*s, pinned, {kA});
@@ -86,6 +89,77 @@ TEST_F(PinFixture, APinOverTheTenantsCacheQuotaIsRefusedAndBillsNoWrite) {
   EXPECT_TRUE(run_one(*s, third, {kA, 0, 3}).pin_refused);
 }
 
+// Submits `req` and steps at most `max_steps` times: the result if it
+// finished, none if it was still waiting or running (a stall).
+std::optional<RequestResult> run_bounded(Scheduler& s, Request req, Submitter who, int64_t max_steps = 2000) {
+  auto st = s.submit(std::move(req), who);
+  for (int64_t i = 0; i < max_steps && !st->finished(); ++i) {
+    s.step();
+    s.check_invariants();
+  }
+  if (!st->finished()) return std::nullopt;
+  return st->wait().result;
+}
+
+// A pin flood: distinct prompts of 3 full blocks each (4 blocks while they
+// run), pinned one after another into a pool of 32.
+TEST_F(PinFixture, OneTenantsPinFloodStopsAtItsDefaultPinQuotaAndAnotherTenantIsServed) {
+  auto s = make(32);
+  const int32_t tenant_default = 3;  // SchedulerOptions::tenant_pinned_percent's 10% of 32
+  int32_t pinned = 0, refused = 0;
+  for (int32_t i = 0; i < 10; ++i) {
+    Request r = greedy(prompt_of(48, 200 + i), 2, kScopeA);
+    r.pin_ttl = 3600s;
+    const std::optional<RequestResult> res = run_bounded(*s, r, {kA});  // no quota of its own
+    ASSERT_TRUE(res) << "the flooding tenant's own request " << i << " stalled";
+    res->pin_refused ? ++refused : ++pinned;
+    EXPECT_LE(s->pool().pinned_blocks(kA), tenant_default) << "after pin " << i;
+  }
+  EXPECT_EQ(pinned, 1);
+  EXPECT_EQ(refused, 9);
+  const std::optional<RequestResult> other = run_bounded(*s, greedy(prompt_of(200, 7), 8, kScopeB), {kB});
+  ASSERT_TRUE(other) << "another tenant's request was never admitted";
+  EXPECT_EQ(other->finish, FinishReason::kLength);
+}
+
+TEST_F(PinFixture, PinsOfManyTenantsStopAtTheServerCapAndAnotherTenantIsStillServed) {
+  auto s = make(32);
+  const int32_t cap = 16;  // SchedulerOptions::max_pinned_percent's 50% of 32
+  int32_t refused = 0;
+  for (TenantId t = 10; t < 20; ++t) {  // each within its own default pin quota of 3 blocks
+    Request r = greedy(prompt_of(48, 300 + t), 2, cache::ScopeId{static_cast<uint64_t>(t), 7});
+    r.pin_ttl = 3600s;
+    const std::optional<RequestResult> res = run_bounded(*s, r, {t});
+    ASSERT_TRUE(res) << "tenant " << t << "'s request stalled";
+    if (res->pin_refused) ++refused;
+    EXPECT_LE(s->pool().pinned_blocks(), cap) << "after tenant " << t;
+  }
+  EXPECT_EQ(s->pool().pinned_blocks(), 15) << "five pins of three blocks: as much as the cap holds";
+  EXPECT_EQ(refused, 5);
+  // A quiet tenant's request that needs the whole unpinned part of the pool.
+  const std::optional<RequestResult> other = run_bounded(*s, greedy(prompt_of(200, 8), 40, kScopeB), {kB});
+  ASSERT_TRUE(other) << "another tenant's request was never admitted";
+  EXPECT_EQ(other->output.size(), 40u);
+}
+
+TEST_F(PinFixture, ATenantsOwnPinQuotaReplacesTheDefaultButNotTheServerCap) {
+  auto s = make(32);
+  EXPECT_EQ(s->max_pinned_blocks(), 16);
+  EXPECT_EQ(s->tenant_pinned_blocks(), 3);
+  int32_t pins = 0;
+  for (int32_t i = 0; i < 8; ++i) {
+    Request r = greedy(prompt_of(48, 400 + i), 2, kScopeA);
+    r.pin_ttl = 300s;
+    Submitter who{kA};
+    who.pin_quota_blocks = 1000;  // the operator's quota for this tenant: more than the cap
+    const std::optional<RequestResult> res = run_bounded(*s, r, who);
+    ASSERT_TRUE(res);
+    if (!res->pin_refused) ++pins;
+  }
+  EXPECT_EQ(pins, 5) << "past its default quota, up to the server's cap and no further";
+  EXPECT_EQ(s->pool().pinned_blocks(kA), 15);
+}
+
 TEST_F(PinFixture, ATenantAtItsCacheQuotaEvictsItsOwnBlocksFirst) {
   auto s = make(64);
   run_one(*s, greedy(prompt_of(64, 5), 2, kScopeB), {kB});  // the quiet tenant's 4 blocks
@@ -98,7 +172,7 @@ TEST_F(PinFixture, ATenantAtItsCacheQuotaEvictsItsOwnBlocksFirst) {
 }
 
 TEST_F(PinFixture, PinsAndQuotasNeverChangeTheOutput) {
-  auto cached = make(16);
+  auto cached = make(16, /*tenant_pinned_percent=*/50);
   prefix_testing::PrefixSpec off;
   off.prefix_cache = false;
   auto plain = make_prefix_scheduler(stories(), off);

@@ -88,6 +88,7 @@ struct PrefixSpec {
   // part is prefilled in the step that admits it (the step logs say so).
   int32_t max_step_tokens = 512;
   std::function<SteadyClock::time_point()> clock;  // set: the pins' clock
+  int32_t tenant_pinned_percent = 10;  // SchedulerOptions' default pin quota of one tenant
   cache::LowerTiers tiers;  // the host and disk tiers below the pool (opened with tier_identity)
   KvType kv_type = KvType::kF32;  // the pool's element type
 };
@@ -106,6 +107,7 @@ inline std::unique_ptr<Scheduler> make_prefix_scheduler(std::shared_ptr<const Mo
   so.eos = spec.eos;
   so.hash_fn = spec.hash_fn;
   if (spec.clock) so.clock = spec.clock;
+  so.tenant_pinned_percent = spec.tenant_pinned_percent;
   so.tiers = spec.tiers;
   std::unique_ptr<Backend> be = make_cpu_backend(model, bo);
   if (spec.log) be = std::make_unique<RecordingBackend>(std::move(be), spec.log);
