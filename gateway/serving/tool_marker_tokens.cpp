@@ -20,7 +20,9 @@ Tokens spelled(const Tokenizer& tokenizer, std::string_view text) {
   const Tokenizer::EncodeOptions plain{.add_bos = false, .parse_special = false, .split_user_defined = false};
   Tokens ids = tokenizer.encode(text, plain);
   if (bytes_of(tokenizer, ids) == text) return ids;
-  ids = tokenizer.encode("\n" + std::string(text), plain);
+  std::string after_newline = "\n";  // appended, not "\n" + text: gcc 12's -Wrestrict misfires on that
+  after_newline.append(text);
+  ids = tokenizer.encode(after_newline, plain);
   for (std::size_t from = 1; from < ids.size(); ++from) {
     const std::span<const TokenId> tail(ids.begin() + static_cast<std::ptrdiff_t>(from), ids.end());
     if (bytes_of(tokenizer, tail) == text) return Tokens(tail.begin(), tail.end());
