@@ -60,6 +60,7 @@ const families = {
   kvgate_preempted_resume_tokens_total: ['counter', ['how']],
   kvgate_quota_refusals_total: ['counter', ['tenant', 'limit']],
   kvgate_tool_calls_total: ['counter', ['tenant', 'parser', 'outcome']],
+  kvgate_structured_output_requests_total: ['counter', ['tenant', 'kind']],
   kvgate_engine_busy_refusals_total: ['counter', []],
 };
 const labelValues = {
@@ -143,11 +144,12 @@ async function exposition() {
 
 // One request; resolves to {id, usage} as its client saw them, or
 // {refused: status} for a 429.
-async function send(tenant, { prompt, chat = false, stream = false, maxTokens = 8, tools }) {
+async function send(tenant, { prompt, chat = false, stream = false, maxTokens = 8, tools, toolChoice }) {
   const body = chat
     ? { model, messages: [{ role: 'user', content: prompt }], max_tokens: maxTokens, temperature: 0 }
     : { model, prompt, max_tokens: maxTokens, temperature: 0 };
   if (tools) body.tools = tools;
+  if (toolChoice) body.tool_choice = toolChoice;
   if (stream) Object.assign(body, { stream: true, stream_options: { include_usage: true } });
   const endpoint = chat ? tenant.client.chat.completions : tenant.client.completions;
   let res;
@@ -475,9 +477,10 @@ test('promtool check metrics accepts both expositions', async () => {
 });
 
 test('every family of docs/metrics.md, with its type, labels and buckets', async () => {
-  // A chat with tools, so the tool-reply family has a sample (read by the generic parser).
-  await send(await newTenant('agent'), { prompt: 'Weather?', chat: true,
-    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }] });
+  // A chat with a forced tool call, so the tool-reply and structured-output
+  // families have samples (read by the generic parser).
+  await send(await newTenant('agent'), { prompt: 'Weather?', chat: true, maxTokens: 100, toolChoice: 'required',
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 8 } }, required: ['city'], additionalProperties: false } } }] });
   const e = await exposition();
   const problems = [];
   for (const [name, [type, labels]] of Object.entries(families)) {
