@@ -39,10 +39,15 @@ struct Node {
   char open = '[', close = ']', sep = ',';
 };
 
+// A number no other grammar of this process has: what the token masker's
+// cache keys a grammar by (an address can be reused once one is freed).
+uint64_t next_grammar_id();
+
 struct Grammar {
   std::vector<Node> nodes;
   std::vector<ByteDfa> dfas;
   uint32_t root = 0;
+  uint64_t id = next_grammar_id();
 };
 
 }  // namespace kvgate::grammar

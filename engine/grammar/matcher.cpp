@@ -1,8 +1,14 @@
 #include "engine/grammar/matcher.h"
 
+#include <atomic>
 #include <cstring>
 
 namespace kvgate::grammar {
+
+uint64_t next_grammar_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 void ThreadSet::dedupe() {
   if (ends_.size() < 2) return;

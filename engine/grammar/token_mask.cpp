@@ -13,8 +13,9 @@ size_t TokenMask::count() const {
   return c;
 }
 
-TokenMasker::TokenMasker(const std::vector<std::string>& tokens, TokenId eos, const std::vector<TokenId>& special)
-    : tokens_(tokens), banned_(tokens.size()), eos_(eos) {
+TokenMasker::TokenMasker(const std::vector<std::string>& tokens, TokenId eos, const std::vector<TokenId>& special,
+                         size_t cache_bytes)
+    : tokens_(tokens), banned_(tokens.size()), eos_(eos), cache_entries_(cache_bytes / entry_bytes()) {
   for (TokenId id : special)
     if (id >= 0 && static_cast<size_t>(id) < tokens_.size()) banned_[static_cast<size_t>(id)] = true;
   if (eos >= 0 && static_cast<size_t>(eos) < tokens_.size()) banned_[static_cast<size_t>(eos)] = true;
@@ -85,7 +86,59 @@ void classify(const Grammar& g, Level& l) {
 
 }  // namespace
 
+std::string TokenMasker::cache_key(const Matcher& m) {
+  const ThreadSet& ts = m.threads();
+  std::string key;
+  const uint64_t id = m.grammar().id;
+  key.append(reinterpret_cast<const char*>(&id), sizeof id);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto t = ts.thread(i);
+    const auto n = static_cast<uint32_t>(t.size());
+    key.append(reinterpret_cast<const char*>(&n), sizeof n);
+    key.append(reinterpret_cast<const char*>(t.data()), t.size_bytes());  // Frame: 16 bytes, no padding
+  }
+  return key;
+}
+
 void TokenMasker::fill(const Matcher& m, TokenMask& out) const {
+  if (cache_entries_ == 0) return compute(m, out);
+  std::string key = cache_key(m);
+  const uint64_t h = std::hash<std::string>{}(key);
+  {
+    MutexLock lock(cache_mu_);
+    if (const auto it = index_.find(h); it != index_.end() && it->second->key == key) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      out.assign(tokens_.size(), it->second->words);
+      ++hits_;
+      return;
+    }
+    ++misses_;
+  }
+  compute(m, out);  // outside the lock: a slow mask holds up no other
+  MutexLock lock(cache_mu_);
+  if (const auto it = index_.find(h); it != index_.end()) {
+    lru_.erase(it->second);
+    index_.erase(it);
+  }
+  while (lru_.size() >= cache_entries_) {
+    index_.erase(std::hash<std::string>{}(lru_.back().key));
+    lru_.pop_back();
+  }
+  lru_.push_front({std::move(key), out.words()});
+  index_[h] = lru_.begin();
+}
+
+uint64_t TokenMasker::cache_hits() const {
+  MutexLock lock(cache_mu_);
+  return hits_;
+}
+
+uint64_t TokenMasker::cache_misses() const {
+  MutexLock lock(cache_mu_);
+  return misses_;
+}
+
+void TokenMasker::compute(const Matcher& m, TokenMask& out) const {
   out.reset(tokens_.size());
   const Grammar& g = m.grammar();
   const Stepper stepper(g);

@@ -6,6 +6,13 @@
 // open the next key, are judged exactly. EOS is allowed iff the matcher is
 // complete; empty and special tokens never are.
 //
+// A mask depends only on the grammar and the matcher's threads, and the
+// requests of an agent loop or a batch of structured-output calls share
+// their grammar and pass through the same states (the same key at the same
+// character count): with a cache (cache_bytes > 0) each such mask is
+// computed once, keyed by the grammar's id and the exact threads, and
+// copied thereafter, least recently used first out.
+//
 // The token strings are put once into a trie, laid out in preorder with
 // each node's subtree end, and every mask is one walk of it: a node's
 // state is its parent's after one byte, and a refused byte skips the whole
@@ -15,8 +22,12 @@
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "base/mutex.h"
 
 #include "cache/ids.h"
 #include "engine/grammar/matcher.h"
@@ -28,6 +39,10 @@ class TokenMask {
   void reset(size_t n) {
     n_ = n;
     words_.assign((n + 63) / 64, 0);
+  }
+  void assign(size_t n, const std::vector<uint64_t>& words) {
+    n_ = n;
+    words_ = words;
   }
   void set(TokenId id) { words_[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64); }
   bool test(TokenId id) const { return (words_[static_cast<size_t>(id) / 64] >> (id % 64)) & 1; }
@@ -44,7 +59,9 @@ class TokenMasker {
  public:
   // tokens[id] is token id's byte string; `special` lists the ids never
   // allowed as text (control tokens), `eos` the one allowed at the end.
-  TokenMasker(const std::vector<std::string>& tokens, TokenId eos, const std::vector<TokenId>& special = {});
+  // `cache_bytes`: the most that cached masks may hold (0: none). Thread-safe either way.
+  TokenMasker(const std::vector<std::string>& tokens, TokenId eos, const std::vector<TokenId>& special = {},
+              size_t cache_bytes = 0);
 
   void fill(const Matcher& m, TokenMask& out) const;
   TokenMask mask(const Matcher& m) const {
@@ -58,6 +75,8 @@ class TokenMasker {
 
   size_t vocab_size() const { return tokens_.size(); }
   TokenId eos() const { return eos_; }
+  uint64_t cache_hits() const;
+  uint64_t cache_misses() const;
 
  private:
   struct TrieNode {
@@ -74,6 +93,24 @@ class TokenMasker {
   std::vector<TrieNode> trie_;
   std::vector<TokenId> token_ids_;
   size_t max_depth_ = 0;
+
+  // The mask itself: one walk of the trie.
+  void compute(const Matcher& m, TokenMask& out) const;
+  // The cache: entries most recent first; the index by the key's hash
+  // (a colliding key replaces the entry it collides with).
+  struct CachedMask {
+    std::string key;
+    std::vector<uint64_t> words;
+  };
+  static std::string cache_key(const Matcher& m);
+  size_t entry_bytes() const { return sizeof(CachedMask) + ((tokens_.size() + 63) / 64) * 8 + 64; }
+
+  const size_t cache_entries_;
+  mutable Mutex cache_mu_;
+  mutable std::list<CachedMask> lru_ ABSL_GUARDED_BY(cache_mu_);
+  mutable std::unordered_map<uint64_t, std::list<CachedMask>::iterator> index_ ABSL_GUARDED_BY(cache_mu_);
+  mutable uint64_t hits_ ABSL_GUARDED_BY(cache_mu_) = 0;
+  mutable uint64_t misses_ ABSL_GUARDED_BY(cache_mu_) = 0;
 };
 
 }  // namespace kvgate::grammar

@@ -5,7 +5,8 @@
 // constrained output ends only through EOS, once its value is whole.
 //
 // Built once per model (a trie over the vocabulary: tens of milliseconds
-// for 128k tokens) and shared by every constrained request.
+// for 128k tokens) and shared by every constrained request, with a cache of
+// up to 64 MiB of masks for states that recur across requests.
 #pragma once
 
 #include <memory>

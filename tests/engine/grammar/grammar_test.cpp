@@ -361,6 +361,33 @@ TEST(GrammarMask, EmptyAndSpecialTokensNeverAndEosOnlyWhenComplete) {
   EXPECT_EQ(mask.count(), 1u);
 }
 
+// The mask cache returns what a walk of the trie computes, for the same
+// grammar and threads only: a second grammar at the same state misses, and
+// a cache too small for every state evicts and recomputes.
+TEST(GrammarMask, CachedMasksAreTheMasksOfTheirGrammarAndState) {
+  const auto& v = synthetic();
+  const TokenMasker plain(v.tokens, v.eos, v.special);
+  const TokenMasker cached(v.tokens, v.eos, v.special, size_t{1} << 20);
+  const TokenMasker tiny(v.tokens, v.eos, v.special, 1000);  // room for a few masks of this small vocabulary
+  const auto a = compile(R"({"type":"object","properties":{"s":{"type":"string","maxLength":6}},"required":["s"],"additionalProperties":false})");
+  const auto b = compile(R"({"type":"object","properties":{"s":{"type":"string","maxLength":6}},"required":["s"],"additionalProperties":false})");
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto& g : {a, b}) {
+      Matcher m(g);
+      for (const char* piece : {"{", "\"s\"", ":", "\"", "ab", "cd", "\"", "}"}) {
+        ASSERT_EQ(cached.mask(m).words(), plain.mask(m).words()) << piece;
+        ASSERT_EQ(tiny.mask(m).words(), plain.mask(m).words()) << piece;
+        ASSERT_TRUE(m.accept(std::string_view(piece))) << piece;
+      }
+    }
+  }
+  // Each state of each grammar was computed once and read back on the second pass.
+  EXPECT_EQ(cached.cache_misses(), 16u);
+  EXPECT_EQ(cached.cache_hits(), 16u);
+  EXPECT_EQ(tiny.cache_hits() + tiny.cache_misses(), 32u);
+  EXPECT_GT(tiny.cache_misses(), 16u);  // it could not keep them all
+}
+
 json::value schema_spec(std::string_view schema) { return json::object{{"json_schema", json::parse(schema)}}; }
 
 TEST(GrammarCacheTest, CompilesOncePerCanonicalText) {
