@@ -172,7 +172,7 @@ class HttpSession : public SessionBase {
     // accepts, its body is held to a small limit: no one without a key
     // makes the server buffer megabytes.
     const ServerOptions& o = options();
-    if (!authenticated_) authenticated_ = !o.authenticates || o.authenticates(req[http::field::authorization]);
+    if (!authenticated_) authenticated_ = !o.authenticates || o.authenticates(presented_credential(req));
     if (!authenticated_ && !parser_->is_done()) {
       const auto length = parser_->content_length();  // boost::optional
       if (length && *length > o.max_unauthenticated_body_bytes) {
@@ -282,6 +282,15 @@ class HttpSession : public SessionBase {
     out_ += serialize_head(status, headers, has_body ? Framing::kLength : Framing::kNone, body.size(), keep_alive_,
                            version_);
     if (has_body && !is_head_) out_ += body;
+  }
+
+  // What ServerOptions::authenticates is asked about: the Authorization
+  // header, or an x-api-key header's key as "Bearer <key>" when there is
+  // no Authorization (Anthropic's clients send their key so).
+  static std::string presented_credential(const http::request_header<>& req) {
+    const auto auth = req[http::field::authorization];
+    if (!auth.empty() || req.find("x-api-key") == req.end()) return std::string(auth);
+    return "Bearer " + std::string(req["x-api-key"]);
   }
 
   // The server's own answer (a limit, a timeout, garbage, a rejected

@@ -53,7 +53,8 @@ struct ServerOptions {
   // takes every slot. 0: no such limit.
   size_t max_connections_per_address = 1024;
 
-  // Whether a request's Authorization header holds a credential the
+  // Whether a request's Authorization header (or, without one, its
+  // x-api-key header as "Bearer <key>") holds a credential the
   // handler will accept: the handler's own check, cheap and non-blocking
   // (called on an I/O thread before the body is read). Null: every request
   // counts as authenticated. Until one of a connection's requests passes

@@ -27,6 +27,12 @@ tenancy::Principal require_tenant(const server::HttpRequest& req, tenancy::Tenan
   return known(tenancy.authenticate(*key));
 }
 
+tenancy::Principal require_tenant_or_x_api_key(const server::HttpRequest& req, tenancy::Tenancy& tenancy) {
+  const std::optional<std::string_view> key = req.header("x-api-key");
+  if (!key) return require_tenant(req, tenancy);
+  return known(tenancy.authenticate(*key));
+}
+
 void require_admin(const server::HttpRequest& req, const AdminToken& token) {
   const std::optional<std::string_view> presented = bearer(req);
   if (!presented)

@@ -19,6 +19,10 @@ namespace kvgate::serving {
 // tenant's) is 401, without saying which.
 tenancy::Principal require_tenant(const server::HttpRequest& req, tenancy::Tenancy& tenancy);
 
+// The same, also taking the key from an `x-api-key` header, as Anthropic's
+// clients send it (which wins when both are present, as Anthropic reads it).
+tenancy::Principal require_tenant_or_x_api_key(const server::HttpRequest& req, tenancy::Tenancy& tenancy);
+
 // The admin token; a tenant key gets 403 like any other wrong credential.
 void require_admin(const server::HttpRequest& req, const AdminToken& token);
 

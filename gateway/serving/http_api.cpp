@@ -18,8 +18,6 @@
 #include "gateway/openai/response_meta.h"
 #include "gateway/serving/credentials.h"
 #include "gateway/serving/hex_text.h"
-#include "gateway/serving/json_reply.h"
-#include "gateway/serving/reply_sinks.h"
 #include "gateway/serving/period_usage.h"
 #include "tenancy/random_bytes.h"
 
@@ -68,7 +66,10 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
       mounts_(std::move(mounts)) {}
 
 void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {
-  answer_or_error(reply, [&] { dispatch(req, reply); });
+  // Anthropic's clients read errors in Anthropic's shape, a 404 or 405 of
+  // the route included.
+  const bool anthropic = req.path() == "/v1/messages" || req.path().starts_with("/v1/messages/");
+  answer_or_error(reply, [&] { dispatch(req, reply); }, anthropic ? send_anthropic_error : send_error);
 }
 
 void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) const {
@@ -103,6 +104,14 @@ void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) con
   if (path == "/tokenize") {
     only("POST");
     return tokenize(req, reply);
+  }
+  if (path == "/v1/messages") {
+    only("POST");
+    return messages(req, reply);
+  }
+  if (path == "/v1/messages/count_tokens") {
+    only("POST");
+    return count_tokens(req, reply);
   }
   throw openai::route_not_found(req.method, path);
 }
@@ -184,33 +193,28 @@ void HttpApi::check_bounds(Parsed& p, openai::Endpoint endpoint) const {
   p.options.max_tokens = openai::completion_budget(p.options.max_tokens, n_prompt, model_.context_tokens, endpoint);
 }
 
-void HttpApi::answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, openai::Endpoint endpoint,
-                                 server::Reply& reply) const {
+void HttpApi::answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, const char* input_field,
+                                 server::Reply& reply, ErrorSender send) const {
   switch (no.why) {
     case NotStarted::Why::kBadRequest: {
       // The engine's limits: the prompt or max_tokens does not fit the context.
       const bool output = no.message.find("max_tokens") != std::string::npos;
-      throw openai::invalid_request(no.message, output ? "max_tokens" : input_field(endpoint), "context_length_exceeded");
+      throw openai::invalid_request(no.message, output ? "max_tokens" : input_field, "context_length_exceeded");
     }
-    case NotStarted::Why::kBusy: return send_error(reply, openai::overloaded(no.message), {{"retry-after", "1"}});
+    case NotStarted::Why::kBusy: return send(reply, openai::overloaded(no.message), {{"retry-after", "1"}});
     case NotStarted::Why::kQuota: {
       HttpHeaders h = rate_headers(tenancy_, tenant);
       if (!no.quota->never_fits) h.push_back({"retry-after", std::to_string(std::max<uint64_t>(1, no.quota->retry_after_s))});
-      return send_error(reply, openai::rate_limited(no.message), std::move(h));
+      return send(reply, openai::rate_limited(no.message), std::move(h));
     }
   }
 }
 
-void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
-  if (model_.replica_only)
-    throw openai::permission_denied(
-        "This server is a replica that serves only its kvgate route front; send requests to the front.");
-  const tenancy::Principal who = require_tenant(req, tenancy_);
-  Parsed p = parse(req, endpoint);
-  check_bounds(p, endpoint);
+HttpApi::Prepared HttpApi::prepare(Parsed p, const tenancy::Principal& who, std::string_view call_id_prefix) const {
   const openai::GenerationOptions& opt = p.options;
-
-  ServeRequest& sr = p.serve;
+  Prepared run;
+  ServeRequest& sr = run.serve;
+  sr = std::move(p.serve);
   uint64_t seed = 0;
   const std::string seed_bytes = tenancy::random_bytes(sizeof seed);
   std::memcpy(&seed, seed_bytes.data(), sizeof seed);
@@ -229,47 +233,55 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
     } catch (const Error& e) {
       throw openai::invalid_value(p.constraint->field, e.what());
     }
+    run.constrained = p.constraint->kind;
   }
-
-  const std::string unique = sr.request_id.substr(4);
-  const openai::ResponseMeta meta{endpoint == openai::Endpoint::kChatCompletions ? openai::chat_completion_id(unique)
-                                                                                 : openai::text_completion_id(unique),
-                                  unix_now(), model_.id};
-  HttpHeaders headers{{"x-request-id", sr.request_id}};
-
-  std::optional<openai::ToolCallContext> tools;
-  ToolReplyCounter count_tool_reply;
+  run.unique = sr.request_id.substr(4);
   if (!p.tool_names.empty()) {
     sr.tool_markers = &tool_markers_;
-    tools = openai::ToolCallContext{chat_.tool_format(), "call_" + unique + "_", std::move(p.tool_names),
-                                    p.parallel_tool_calls};
-    count_tool_reply = [&metrics = pipeline_.metrics(), tenant = who.tenant.id,
-                        parser = std::string(openai::tool_call_format_name(chat_.tool_format()))](
-                           std::string_view outcome) { metrics.tool_reply(tenant, parser, outcome); };
+    run.tools = openai::ToolCallContext{chat_.tool_format(), std::string(call_id_prefix) + run.unique + "_",
+                                        std::move(p.tool_names), p.parallel_tool_calls};
+    run.count_tool_reply = [&metrics = pipeline_.metrics(), tenant = who.tenant.id,
+                            parser = std::string(openai::tool_call_format_name(chat_.tool_format()))](
+                               std::string_view outcome) { metrics.tool_reply(tenant, parser, outcome); };
   }
-  std::shared_ptr<StreamReplySink> stream;
-  std::shared_ptr<WholeReplySink> whole;
-  std::shared_ptr<Sink> sink;
-  if (opt.stream) {
-    stream = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, opt.include_usage}, headers,
-                                               std::move(tools), std::move(count_tool_reply));
-    sink = stream;
-  } else {
-    whole = std::make_shared<WholeReplySink>(reply, endpoint, meta, headers, std::move(tools),
-                                             std::move(count_tool_reply));
-    sink = whole;
-  }
-  const auto started = pipeline_.start(std::move(sr), sink);
-  if (const auto* no = std::get_if<NotStarted>(&started)) return answer_not_started(*no, who.tenant, endpoint, reply);
+  return run;
+}
+
+void HttpApi::launch(Prepared run, const std::shared_ptr<ReplySink>& sink, const tenancy::Principal& who,
+                     const char* input_field, server::Reply& reply, ErrorSender send) const {
+  const auto started = pipeline_.start(std::move(run.serve), sink);
+  if (const auto* no = std::get_if<NotStarted>(&started))
+    return answer_not_started(*no, who.tenant, input_field, reply, send);
   const RequestId id = std::get<RequestId>(started);
-  if (p.constraint) pipeline_.metrics().structured_output(who.tenant.id, openai::output_kind_name(p.constraint->kind));
+  if (run.constrained) pipeline_.metrics().structured_output(who.tenant.id, openai::output_kind_name(*run.constrained));
   Pipeline& pipeline = pipeline_;
   reply.on_close([&pipeline, id] { pipeline.cancel(id); });  // the client went away: stop spending on it
   // The rate windows as admission left them, this request counted; the
   // sinks hold their response until now.
-  HttpHeaders windows = rate_headers(tenancy_, who.tenant);
-  if (stream) stream->open(std::move(windows));
-  if (whole) whole->open(std::move(windows));
+  sink->open(rate_headers(tenancy_, who.tenant));
+}
+
+void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const {
+  if (model_.replica_only)
+    throw openai::permission_denied(
+        "This server is a replica that serves only its kvgate route front; send requests to the front.");
+  const tenancy::Principal who = require_tenant(req, tenancy_);
+  Parsed p = parse(req, endpoint);
+  check_bounds(p, endpoint);
+  const bool stream = p.options.stream, include_usage = p.options.include_usage;
+  Prepared run = prepare(std::move(p), who, "call_");
+  const openai::ResponseMeta meta{endpoint == openai::Endpoint::kChatCompletions ? openai::chat_completion_id(run.unique)
+                                                                                 : openai::text_completion_id(run.unique),
+                                  unix_now(), model_.id};
+  HttpHeaders headers{{"x-request-id", run.serve.request_id}};
+  std::shared_ptr<ReplySink> sink;
+  if (stream)
+    sink = std::make_shared<StreamReplySink>(reply, endpoint, openai::StreamContext{meta, include_usage},
+                                             std::move(headers), std::move(run.tools), std::move(run.count_tool_reply));
+  else
+    sink = std::make_shared<WholeReplySink>(reply, endpoint, meta, std::move(headers), std::move(run.tools),
+                                            std::move(run.count_tool_reply));
+  launch(std::move(run), sink, who, input_field(endpoint), reply, send_error);
 }
 
 }  // namespace kvgate::serving

@@ -7,6 +7,9 @@
 //   GET  /v1/usage                the calling tenant's own usage over a period
 //   POST /tokenize                vLLM's: the prompt ids a chat or completion body
 //                                 would send the engine, and their count
+//   POST /v1/messages             Anthropic's Messages API, over the same chat
+//                                 template, tools and pipeline (messages_routes.cpp)
+//   POST /v1/messages/count_tokens  its prompt's token count; nothing generated or billed
 //   anything under a mount        that part's own routes (server/mount.h): cli/
 //                                 mounts admin/'s (/admin, /metrics, /dashboard)
 //                                 and, on a replica, cluster/replica/'s (/internal)
@@ -17,7 +20,9 @@
 // context, admits it (429 with retry-after and x-ratelimit-* headers), and
 // runs it (503 when the engine is full). Successful answers carry the
 // x-ratelimit-* headers too. A client that goes away cancels its request.
-// On a replica (`replica_only`) the two generation routes are 403:
+// Anthropic's routes take the key as `x-api-key` too, need the
+// anthropic-version header, and answer errors in Anthropic's shape.
+// On a replica (`replica_only`) the generation routes are 403:
 // its requests come from the route front, which admits and bills them, and
 // a tenant must not reach the engine around it.
 //
@@ -30,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "gateway/anthropic/messages_request.h"
 #include "gateway/openai/chat_template.h"
 #include "gateway/openai/generation_options.h"
 #include "gateway/openai/prompt_encoder.h"
@@ -38,7 +44,9 @@
 #include "gateway/server/mount.h"
 #include "gateway/server/reply.h"
 #include "gateway/serving/output_grammars.h"
+#include "gateway/serving/json_reply.h"
 #include "gateway/serving/pipeline.h"
+#include "gateway/serving/reply_sinks.h"
 #include "gateway/serving/tool_marker_tokens.h"
 
 namespace kvgate::serving {
@@ -76,10 +84,28 @@ class HttpApi {
     std::optional<openai::OutputConstraint> constraint;  // what the output is held to, if anything
   };
   Parsed parse(const server::HttpRequest& req, openai::Endpoint endpoint) const;
+  // An Anthropic request, rendered and encoded as a chat.
+  Parsed parse(anthropic::MessagesRequest r) const;
   void check_bounds(Parsed& p, openai::Endpoint endpoint) const;
-  void answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, openai::Endpoint endpoint,
-                          server::Reply& reply) const;
+  // A checked request, ready to start: what every API's route does alike.
+  struct Prepared {
+    ServeRequest serve;
+    std::string unique;  // the random part of the request id, for the response's ids
+    std::optional<openai::ToolCallContext> tools;  // its reply is read for calls
+    ToolReplyCounter count_tool_reply;
+    std::optional<openai::OutputKind> constrained;  // its output is held to a grammar
+  };
+  // `call_id_prefix`: what its calls' ids begin with ("call_", "toolu_").
+  Prepared prepare(Parsed p, const tenancy::Principal& who, std::string_view call_id_prefix) const;
+  // Starts it, answering through `sink`, or answers why not through `send`
+  // (`input_field`: what a prompt too long is blamed on).
+  void launch(Prepared run, const std::shared_ptr<ReplySink>& sink, const tenancy::Principal& who,
+              const char* input_field, server::Reply& reply, ErrorSender send) const;
+  void answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, const char* input_field,
+                          server::Reply& reply, ErrorSender send) const;
   void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
+  void messages(const server::HttpRequest& req, server::Reply& reply) const;
+  void count_tokens(const server::HttpRequest& req, server::Reply& reply) const;
   void models(const server::HttpRequest& req, server::Reply& reply) const;
   void usage(const server::HttpRequest& req, server::Reply& reply) const;
   void tokenize(const server::HttpRequest& req, server::Reply& reply) const;

@@ -1,11 +1,13 @@
-// Answering a Reply with JSON: a body, or an ApiError in OpenAI's shape.
-// Shared by the API and admin routes. Any thread (Reply is thread-safe).
+// Answering a Reply with JSON: a body, or an ApiError in OpenAI's shape (or,
+// on Anthropic's routes, in Anthropic's). Shared by the API and admin
+// routes. Any thread (Reply is thread-safe).
 #pragma once
 
 #include <cstdio>
 
 #include <boost/json.hpp>
 
+#include "gateway/anthropic/api_error.h"
 #include "gateway/openai/api_error.h"
 #include "gateway/server/reply.h"
 
@@ -22,18 +24,28 @@ inline void send_error(server::Reply& reply, const openai::ApiError& e, server::
   reply.send(e.status, std::move(headers), openai::serialize(e));
 }
 
-// Runs `answer`: an ApiError it throws is answered in OpenAI's shape, any
-// other exception as a 500 with its message (the routes' one error path).
+// The same error in Anthropic's shape and status (anthropic/api_error.h).
+inline void send_anthropic_error(server::Reply& reply, const openai::ApiError& e, server::HttpHeaders headers = {}) {
+  headers.push_back({"Content-Type", "application/json"});
+  reply.send(anthropic::error_status(e), std::move(headers), anthropic::serialize_error(e));
+}
+
+// How a route family writes its errors: send_error or send_anthropic_error.
+using ErrorSender = void (*)(server::Reply&, const openai::ApiError&, server::HttpHeaders);
+
+// Runs `answer`: an ApiError it throws is answered by `send` (OpenAI's
+// shape unless told), any other exception as a 500 with no detail (the
+// routes' one error path).
 template <class Answer>
-void answer_or_error(server::Reply& reply, Answer&& answer) {
+void answer_or_error(server::Reply& reply, Answer&& answer, ErrorSender send = send_error) {
   try {
     answer();
   } catch (const openai::ApiError& e) {
-    send_error(reply, e);
+    send(reply, e, {});
   } catch (const std::exception& e) {
     // The detail is the operator's (it may name a file or a replica): logged, not answered.
     std::fprintf(stderr, "kvgate: a request failed: %s\n", e.what());
-    send_error(reply, openai::internal_error());
+    send(reply, openai::internal_error(), {});
   }
 }
 

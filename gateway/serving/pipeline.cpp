@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "engine/text/stop_strings.h"
 #include "engine/text/text_stream.h"
 #include "gateway/serving/billed_usage.h"
 #include "gateway/serving/tenant_identity.h"
@@ -79,6 +80,10 @@ struct Pipeline::Flight {
   }
 
   ServeRequest req;
+  // The tokens the text stream was given, kept only for a request with stop
+  // strings: which one matched is found again from them at the end
+  // (TextStream says only that one did). Engine loop, then finish().
+  Tokens seen;
   tenancy::Ticket ticket;
   std::shared_ptr<Sink> sink;
   TextStream text;
@@ -196,8 +201,10 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
       std::string piece;
       if (const Tokens* shown = f->req.tool_markers ? f->req.tool_markers->text_of(t) : nullptr) {
         for (TokenId s : *shown) piece += f->text.push(s);
+        if (!f->req.stop.empty()) f->seen.insert(f->seen.end(), shown->begin(), shown->end());
       } else {
         piece = f->text.push(t);
+        if (!f->req.stop.empty()) f->seen.push_back(t);
       }
       if (!piece.empty()) f->sink->on_text(piece);
       return;
@@ -225,6 +232,14 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
   Served s;
   uint64_t uncached_cost = 0;
   s.finish = f->text.finish_reason();
+  // StopStrings' match does not depend on how the text was cut, so the
+  // decoded whole finds the one the stream matched.
+  // (The whole decode drops a first token's dummy-prefix space, which the
+  // stream may keep: with one stop string, that one.)
+  if (f->text.stopped()) {
+    s.stop_sequence = StopStrings(f->req.stop).push(tokenizer_.decode(f->seen)).matched;
+    if (s.stop_sequence.empty() && f->req.stop.size() == 1) s.stop_sequence = f->req.stop.front();
+  }
   s.usage = token_usage(done.result);
   s.pin_asked = f->req.pin_ttl.count() > 0;
   s.pinned_tokens = static_cast<uint64_t>(done.result.pinned_tokens);

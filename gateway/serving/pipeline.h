@@ -54,6 +54,7 @@ struct ServeRequest {
 // ledger record's, to the token.
 struct Served {
   FinishReason finish = FinishReason::kStop;  // the client's: a matched stop string is a stop
+  std::string stop_sequence;  // the stop string that ended it, if one did (Anthropic's stop_sequence)
   tenancy::TokenUsage usage;
   uint64_t cost_micros = 0;
   bool recorded = false;  // its ledger record was written (a request never admitted by the engine is not billed)

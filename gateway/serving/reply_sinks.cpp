@@ -10,19 +10,17 @@
 namespace kvgate::serving {
 namespace {
 
-// What a client is told of a request that failed: not the detail (a
-// ledger path, a replica's URL: the pipeline logged it), but its id.
-openai::ApiError failure(const Served& s) {
-  return openai::internal_error("The server had an error while processing your request; quote its id, " +
-                                s.request_id + ", to the operator.");
-}
-
 server::HttpHeaders with_json(server::HttpHeaders h) {
   h.push_back({"Content-Type", "application/json"});
   return h;
 }
 
 }  // namespace
+
+openai::ApiError failure(const Served& s) {
+  return openai::internal_error("The server had an error while processing your request; quote its id, " +
+                                s.request_id + ", to the operator.");
+}
 
 openai::UsageReport usage_report(const Served& s) {
   openai::UsageReport u;
@@ -49,6 +47,7 @@ namespace {
 
 constexpr const char* kReplicaHeader = "x-kvgate-replica";
 
+}  // namespace
 
 // The last placement wins: a retry before the first token moved it.
 void set_replica(server::HttpHeaders& h, std::string_view where) {
@@ -59,8 +58,6 @@ void set_replica(server::HttpHeaders& h, std::string_view where) {
     }
   h.push_back({kReplicaHeader, std::string(where)});
 }
-
-}  // namespace
 
 void WholeReplySink::on_placed(std::string_view where) {
   MutexLock lock(mu_);

@@ -46,7 +46,24 @@ using ToolReplyCounter = std::function<void(std::string_view outcome)>;
 // The usage a client is shown, from the numbers the ledger recorded.
 openai::UsageReport usage_report(const Served& s);
 
-class WholeReplySink final : public Sink {
+// What a client is told of a request that failed: not the detail (a
+// ledger path, a replica's URL: the pipeline logged it), but its id.
+openai::ApiError failure(const Served& s);
+
+// Names the replica a request runs on (x-kvgate-replica) among `h`; the
+// last placement wins (a retry before the first token moved it).
+void set_replica(server::HttpHeaders& h, std::string_view where);
+
+// A Sink that answers an HTTP request, holding its response until open():
+// every API's whole and streamed sinks (these, message_sinks.h).
+class ReplySink : public Sink {
+ public:
+  // The request was accepted: `more` joins the response's headers, and
+  // what was held goes out.
+  virtual void open(server::HttpHeaders more = {}) = 0;
+};
+
+class WholeReplySink final : public ReplySink {
  public:
   WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers,
                  std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
@@ -58,7 +75,7 @@ class WholeReplySink final : public Sink {
         headers_(std::move(headers)) {}
   // The request was accepted: `more` joins the headers, and the response
   // goes out now if the request has already ended.
-  void open(server::HttpHeaders more = {}) ABSL_LOCKS_EXCLUDED(mu_);
+  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
@@ -82,7 +99,7 @@ class WholeReplySink final : public Sink {
   std::optional<Response> held_ ABSL_GUARDED_BY(mu_);  // the response, made before open()
 };
 
-class StreamReplySink final : public Sink {
+class StreamReplySink final : public ReplySink {
  public:
   StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers,
                   std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
@@ -95,7 +112,7 @@ class StreamReplySink final : public Sink {
   }
   // The request was accepted: the stream starts, with `more` among its
   // headers, and what was held goes out.
-  void open(server::HttpHeaders more = {}) ABSL_LOCKS_EXCLUDED(mu_);
+  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
   void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);

@@ -10,9 +10,12 @@
 //   engine/    engine/, cache/, policies/
 //   kernels/   kernels/, the Backend seam headers, cache/ids.h
 //   gateway/   anything but tests/, in three parts:
-//     the edge (server/ openai/ serving/ admin/ metrics/ config/ client/)
+//     the edge (server/ openai/ anthropic/ serving/ admin/ metrics/ config/ client/)
 //              nothing of cluster/, tools/ or cli/; serving/ nothing of
 //              admin/ (cli/ mounts admin/'s routes beside serving/'s);
+//              anthropic/ (Anthropic's JSON, mapped onto openai/'s chat
+//              machinery) only itself, openai/ and json/ of gateway/,
+//              and openai/ nothing of anthropic/;
 //              client/ (the HTTPS client) only itself and base/error.h
 //     cluster/ wire/ (the formats both ends share) nothing of gateway/
 //              outside it but json/; route/ (the routing core) only itself,
@@ -72,10 +75,16 @@ std::optional<std::string> why_forbidden_in_gateway(const std::string& file, con
   };
   if (starts_with(target, "gateway/cli/") && !starts_with(file, "gateway/cli/") && file != "gateway/main.cpp")
     return "only gateway/cli/ puts the parts together";
-  if (under(file, {"gateway/server/", "gateway/openai/", "gateway/serving/", "gateway/admin/", "gateway/metrics/",
-                   "gateway/config/", "gateway/client/"}) &&
+  if (under(file, {"gateway/server/", "gateway/openai/", "gateway/anthropic/", "gateway/serving/", "gateway/admin/",
+                   "gateway/metrics/", "gateway/config/", "gateway/client/"}) &&
       under(target, {"gateway/cluster/", "gateway/tools/"}))
     return "the single-machine edge uses nothing of gateway/cluster/ or gateway/tools/";
+  // Both APIs' JSON is pure: sockets, the pipeline and the routes are serving/'s.
+  if (starts_with(file, "gateway/anthropic/") && starts_with(target, "gateway/") &&
+      !under(target, {"gateway/anthropic/", "gateway/openai/", "gateway/json/"}))
+    return "gateway/anthropic/ is pure JSON over openai/'s chat machinery: it uses only itself, openai/ and json/";
+  if (starts_with(file, "gateway/openai/") && starts_with(target, "gateway/anthropic/"))
+    return "gateway/openai/ sits below gateway/anthropic/, which maps onto it";
   if (starts_with(file, "gateway/serving/") && starts_with(target, "gateway/admin/"))
     return "gateway/serving/ uses nothing of gateway/admin/ (cli/ mounts its routes)";
   if (starts_with(file, "gateway/client/") && !starts_with(target, "gateway/client/") && target != "base/error.h")
@@ -309,6 +318,14 @@ TEST(IncludeRules, TheCheckerFollowsEveryRowOfTheTable) {
       {"gateway/cluster/wire/x.cpp", "gateway/json/field_reader.h", true},
       {"gateway/cluster/wire/x.cpp", "gateway/openai/json_fields.h", false},
       {"gateway/openai/x.cpp", "gateway/json/field_reader.h", true},
+      {"gateway/openai/x.cpp", "gateway/anthropic/api_error.h", false},
+      {"gateway/anthropic/x.cpp", "gateway/openai/chat_tools.h", true},
+      {"gateway/anthropic/x.cpp", "gateway/anthropic/api_error.h", true},
+      {"gateway/anthropic/x.cpp", "engine/finish_reason.h", true},
+      {"gateway/anthropic/x.cpp", "gateway/serving/pipeline.h", false},
+      {"gateway/anthropic/x.cpp", "gateway/server/reply.h", false},
+      {"gateway/anthropic/x.cpp", "gateway/cluster/wire/replica_wire.h", false},
+      {"gateway/serving/x.cpp", "gateway/anthropic/stream_events.h", true},
       {"gateway/json/x.cpp", "gateway/openai/api_error.h", false},
       {"gateway/json/x.cpp", "gateway/cluster/wire/replica_wire.h", false},
       {"gateway/json/x.cpp", "gateway/json/field_reader.h", true},

@@ -1,0 +1,96 @@
+// The two ways a /v1/messages answer reaches its client, as Sinks of the
+// pipeline, Anthropic's twins of reply_sinks.h: MessageWholeSink gathers
+// the text and sends one message object when the request ends;
+// MessageStreamSink sends Anthropic's events (anthropic/stream_events.h) as
+// the text comes. A request that offered tools has its reply read for calls
+// (openai/tool_call_parser.h), which become tool_use blocks.
+//
+// As with reply_sinks.h, nothing goes out before open() (a refusal is an
+// HTTP error, not a stream), and what the engine produced before it is held.
+//
+// Thread ownership: on_placed before any text, on_text on the engine loop,
+// on_done on a blocking-pool thread, open() on the I/O thread that started
+// the request; what they share is guarded by mu_.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/mutex.h"
+#include "gateway/anthropic/message_response.h"
+#include "gateway/anthropic/stream_events.h"
+#include "gateway/openai/tool_call_parser.h"
+#include "gateway/server/reply.h"
+#include "gateway/serving/reply_sinks.h"
+
+namespace kvgate::serving {
+
+class MessageWholeSink final : public ReplySink {
+ public:
+  MessageWholeSink(server::Reply reply, anthropic::MessageMeta meta, server::HttpHeaders headers,
+                   std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
+      : reply_(std::move(reply)),
+        meta_(std::move(meta)),
+        tools_(std::move(tools)),
+        count_(std::move(count)),
+        headers_(std::move(headers)) {}
+  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Response {
+    int status;
+    std::string body;
+  };
+  void send(Response r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  server::Reply reply_;
+  const anthropic::MessageMeta meta_;
+  const std::optional<openai::ToolCallContext> tools_;
+  const ToolReplyCounter count_;
+  Mutex mu_;
+  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
+  std::string text_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<Response> held_ ABSL_GUARDED_BY(mu_);
+};
+
+class MessageStreamSink final : public ReplySink {
+ public:
+  // `prompt_tokens`: for message_start's usage (stream_events.h).
+  MessageStreamSink(server::Reply reply, anthropic::MessageMeta meta, uint64_t prompt_tokens,
+                    server::HttpHeaders headers, std::optional<openai::ToolCallContext> tools = std::nullopt,
+                    ToolReplyCounter count = {})
+      : reply_(std::move(reply)),
+        prompt_tokens_(prompt_tokens),
+        count_(std::move(count)),
+        headers_(std::move(headers)),
+        events_(std::move(meta)) {
+    if (tools) tools_.emplace(std::move(*tools));
+  }
+  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
+  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void send(std::vector<std::string> frames) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void send_step(const openai::ToolCallStream::Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  server::Reply reply_;
+  const uint64_t prompt_tokens_;
+  const ToolReplyCounter count_;
+  Mutex mu_;
+  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()
+  anthropic::MessageEvents events_ ABSL_GUARDED_BY(mu_);
+  std::optional<openai::ToolCallStream> tools_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kvgate::serving
