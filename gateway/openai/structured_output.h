@@ -12,6 +12,16 @@
 //                             parameters (any object without them)
 //   tool_choice {function}    one call to that function
 //
+// A forced call is written the ways the format's parser reads (Mistral's
+// "[TOOL_CALLS]f[ARGS]{...}" and Nemo's "[TOOL_CALLS][{...}]"; DeepSeek
+// V3/R1's fenced call and V3.1's bare one), a choice, so the model's own
+// likelihood picks the way its template taught it. Mistral's and DeepSeek's
+// markers are control tokens, which a model writes only as those tokens:
+// their spec names the format, {"tool_call_format": "mistral", "grammar":
+// G}, and the server compiles G's markup with each marker written as its
+// token (serving/output_grammars.h); a tool request decodes the tokens as
+// their text, so the parser reads the call.
+//
 // A forced call is one call, whatever parallel_tool_calls says. A forced
 // call wins over response_format (which shapes the answer after the
 // tools, not the call); with tool_choice "none" the format applies; with
@@ -58,8 +68,19 @@ struct OutputConstraint {
 
 // None when the output is free. Throws ApiError 400 for response_format
 // with tool_choice auto, and for a forced call in a syntax kvgate cannot
-// write (`format` kUnread).
+// write (`syntax` kUnread).
 std::optional<OutputConstraint> output_constraint(const ResponseFormat& format, const std::optional<ChatTools>& tools,
                                                   ToolCallFormat syntax);
+
+// A spec as the server compiles it: the grammar spec proper, and the
+// tool-call format whose marker control tokens it writes as their text
+// (none for most). `grammar` refers into `spec`. Throws kvgate::Error for
+// a "tool_call_format" spec that is not {"tool_call_format": a format's
+// name, "grammar": G} (a spec from a front is read here too).
+struct MarkedGrammar {
+  const boost::json::value& grammar;
+  std::optional<ToolCallFormat> markers;
+};
+MarkedGrammar marked_grammar(const boost::json::value& spec);
 
 }  // namespace kvgate::openai

@@ -1,7 +1,9 @@
 // Structured output and tools as agents use them, against the real binary
-// over TLS: constrained decoding holds random-weight models of two families
+// over TLS: constrained decoding holds random-weight models of four families
 // (Qwen 2 with Qwen 2.5's template, whose calls are hermes; Llama with
-// Llama 3.1's, whose calls are JSON) and the embedded default
+// Llama 3.1's, whose calls are JSON; Llama with Mistral Nemo's and with
+// DeepSeek V3.1's template, whose calls are written with control tokens)
+// and the embedded default
 // (stories260K, through the generic tool prompt) to JSON schemas and forced
 // tool calls, checked by an independent validator (ajv), streamed and not;
 // the official openai client runs a two-turn tool loop and parses a zod
@@ -54,6 +56,30 @@ const families = {
       '--bos-token', '<|begin_of_text|>', '--eos-token', '<|eot_id|>']),
     args: ['--chat-template', path.join(templates, 'meta-llama-Llama-3.1-8B-Instruct.jinja')],
     syntax: 'llama3',
+  },
+  // Mistral's and DeepSeek's call markers are control tokens, which the
+  // forced call's grammar writes as those tokens. Nemo's template (no long
+  // default system prompt, as Devstral's has) with the newer [ARGS] token
+  // too, so both of Mistral's ways are open. DeepSeek V3.1's own template
+  // lists no tools (the generic prompt), and llama.cpp's R1 template, which
+  // does, is refused by Hugging Face's Jinja as by ours (tojson of a
+  // generator): V3.1's, read as deepseek, as --tool-call-parser allows.
+  mistral: {
+    model: () => mkmodel('mistral', ['--arch', 'llama', '--chat-template', path.join(templates, 'mistralai-Mistral-Nemo-Instruct-2407.jinja'),
+      ...['<s>', '</s>', '[INST]', '[/INST]', '[AVAILABLE_TOOLS]', '[/AVAILABLE_TOOLS]', '[TOOL_RESULTS]', '[/TOOL_RESULTS]',
+        '[TOOL_CALLS]', '[ARGS]'].flatMap((t) => ['--control-token', t]),
+      '--bos-token', '<s>', '--eos-token', '</s>']),
+    args: [],
+    syntax: 'mistral',
+  },
+  deepseek: {
+    model: () => mkmodel('deepseek', ['--arch', 'llama', '--chat-template', path.join(templates, 'deepseek-ai-DeepSeek-V3.1.jinja'),
+      ...['<｜begin▁of▁sentence｜>', '<｜end▁of▁sentence｜>', '<｜User｜>', '<｜Assistant｜>', '<｜tool▁calls▁begin｜>',
+        '<｜tool▁calls▁end｜>', '<｜tool▁call▁begin｜>', '<｜tool▁call▁end｜>', '<｜tool▁sep｜>',
+        '<｜tool▁output▁begin｜>', '<｜tool▁output▁end｜>'].flatMap((t) => ['--control-token', t]),
+      '--bos-token', '<｜begin▁of▁sentence｜>', '--eos-token', '<｜end▁of▁sentence｜>']),
+    args: ['--tool-call-parser', 'deepseek'],
+    syntax: 'deepseek',
   },
   stories: { model: () => undefined, args: [], syntax: 'generic' },
 };
@@ -191,8 +217,8 @@ const timeTool = {
 };
 const toolValidators = { get_weather: ajv.compile(weatherTool.function.parameters), get_time: ajv.compile(timeTool.function.parameters) };
 
-for (const name of ['qwen', 'llama31', 'stories']) {
-  const n = name === 'stories' ? 40 : perFamily * 2;
+for (const name of ['qwen', 'llama31', 'mistral', 'deepseek', 'stories']) {
+  const n = { stories: 40, mistral: perFamily / 5, deepseek: perFamily / 5 }[name] ?? perFamily * 2;
   test(`${name}: tool_choice required gives a parseable call ${n} times of ${n} (${families[name].syntax} syntax)`, async () => {
     const r = running[name];
     const jobs = Array.from({ length: n }, (_, i) => async () => {
@@ -209,7 +235,7 @@ for (const name of ['qwen', 'llama31', 'stories']) {
       assert.equal(got.content, '');
       assert.equal(got.calls.length, 1, `request ${i}`);
       const call = got.calls[0];
-      assert.match(call.id, /^call_/);
+      assert.match(call.id, name === 'mistral' ? /^[a-zA-Z0-9]{9}$/ : /^call_/);
       if (named) assert.equal(call.function.name, 'get_time');
       const args = JSON.parse(call.function.arguments);
       assert.ok(toolValidators[call.function.name](args), `request ${i}: ${call.function.arguments}`);

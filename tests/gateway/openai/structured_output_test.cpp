@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "base/error.h"
 #include "gateway/openai/chat_request.h"
 #include "tests/gateway/openai/api_error_matchers.h"
 
@@ -87,6 +88,53 @@ TEST(StructuredOutput, AForcedCallIsTheFamilysSyntaxAroundTheParameters) {
   EXPECT_EQ(generic->kind, OutputKind::kToolCall);
   EXPECT_EQ(generic->spec, (json::object{{"choice", json::array{call("{\"name\":\"now\",\"arguments\":", any_object,
                                                                     "}")}}}));
+}
+
+// Mistral's and DeepSeek's calls are a choice of the ways their parser
+// reads, and the spec names the format, whose marker control tokens the
+// server then lets stand for their text.
+TEST(StructuredOutput, AForcedCallWithControlTokenMarkersNamesItsFormat) {
+  const json::value weather_args = json::parse(
+      R"({"json_schema": {"type": "object", "properties": {"city": {"type": "string"}}}})");
+  auto seq = [](json::array parts) { return json::value(json::object{{"sequence", std::move(parts)}}); };
+  auto lit = [](std::string text) { return json::value(json::object{{"literal", std::move(text)}}); };
+  const std::string named = std::string(kTools) + R"(, "tool_choice": {"type": "function", "function": {"name": "get_weather"}})";
+
+  const auto mistral = constraint_of(named, ToolCallFormat::kMistral);
+  ASSERT_TRUE(mistral);
+  EXPECT_EQ(mistral->kind, OutputKind::kToolCall);
+  const json::value mistral_call = json::object{
+      {"choice", json::array{seq({lit("[TOOL_CALLS]get_weather[ARGS]"), weather_args}),
+                             seq({lit("[TOOL_CALLS][{\"name\":\"get_weather\",\"arguments\":"), weather_args,
+                                  lit("}]")})}}};
+  EXPECT_EQ(mistral->spec, (json::object{{"tool_call_format", "mistral"},
+                                         {"grammar", json::object{{"choice", json::array{mistral_call}}}}}));
+
+  const auto deepseek = constraint_of(named, ToolCallFormat::kDeepSeek);
+  ASSERT_TRUE(deepseek);
+  const json::value deepseek_call = json::object{
+      {"choice",
+       json::array{seq({lit("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"),
+                        weather_args, lit("\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>")}),
+                   seq({lit("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"), weather_args,
+                        lit("<｜tool▁call▁end｜><｜tool▁calls▁end｜>")})}}};
+  EXPECT_EQ(deepseek->spec, (json::object{{"tool_call_format", "deepseek"},
+                                          {"grammar", json::object{{"choice", json::array{deepseek_call}}}}}));
+
+  // "required": one call to any of them, each its own choice of ways.
+  const auto any = constraint_of(std::string(kTools) + R"(, "tool_choice": "required")", ToolCallFormat::kMistral);
+  ASSERT_TRUE(any);
+  EXPECT_EQ(any->spec.at("grammar").at("choice").as_array().size(), 2u);
+
+  // The server reads the format beside the grammar; other specs are their own grammar.
+  const MarkedGrammar m = marked_grammar(mistral->spec);
+  EXPECT_EQ(m.markers, ToolCallFormat::kMistral);
+  EXPECT_EQ(&m.grammar, &mistral->spec.at("grammar"));
+  const json::value plain = json::parse(R"({"json_object": {}})");
+  EXPECT_EQ(marked_grammar(plain).markers, std::nullopt);
+  EXPECT_EQ(&marked_grammar(plain).grammar, &plain);
+  EXPECT_THROW(marked_grammar(json::parse(R"({"tool_call_format": "nope", "grammar": {"json_object": {}}})")), Error);
+  EXPECT_THROW(marked_grammar(json::parse(R"({"tool_call_format": "mistral"})")), Error);
 }
 
 TEST(StructuredOutput, WhatCannotBeConstrainedIsRefusedByName) {
