@@ -4,13 +4,6 @@
 #include <vector>
 
 namespace kvgate {
-namespace {
-
-// Masks kept for states that recur (token_mask.h): 64 MiB is about 10,000
-// masks of a 50k vocabulary, 4,000 of a 128k one.
-constexpr size_t kMaskCacheBytes = size_t{64} << 20;
-
-}  // namespace
 
 namespace {
 constexpr char kMarkerByte = '\xFF';  // never in UTF-8
@@ -24,7 +17,7 @@ std::string marker_bytes(std::string_view marker) {
 }
 
 std::shared_ptr<const grammar::TokenMasker> vocabulary_masker(const Tokenizer& tokenizer,
-                                                              std::span<const std::string_view> markers) {
+                                                              std::span<const std::string_view> markers, size_t cache_bytes) {
   const int32_t n = tokenizer.n_vocab();
   std::vector<std::string> bytes;
   bytes.reserve(static_cast<size_t>(n));
@@ -45,7 +38,7 @@ std::shared_ptr<const grammar::TokenMasker> vocabulary_masker(const Tokenizer& t
     const bool spells_marker = any_marker && !marker[i] && bytes[i].find(kMarkerByte) != std::string::npos;
     if (control || spells_marker || (tokenizer.is_eog(id) && id != tokenizer.eos())) banned.push_back(id);
   }
-  return std::make_shared<const grammar::TokenMasker>(bytes, tokenizer.eos(), banned, kMaskCacheBytes);
+  return std::make_shared<const grammar::TokenMasker>(bytes, tokenizer.eos(), banned, cache_bytes);
 }
 
 }  // namespace kvgate

@@ -32,8 +32,13 @@
 
 namespace kvgate {
 
+// Masks kept for states that recur (token_mask.h): 64 MiB is about 10,000
+// masks of a 50k vocabulary, 4,000 of a 128k one.
+inline constexpr size_t kMaskCacheBytes = size_t{64} << 20;
+
 std::shared_ptr<const grammar::TokenMasker> vocabulary_masker(const Tokenizer& tokenizer,
-                                                              std::span<const std::string_view> markers = {});
+                                                              std::span<const std::string_view> markers = {},
+                                                              size_t cache_bytes = kMaskCacheBytes);
 
 // What a marker token reads as to a masker built with it: 0xFF, its text, 0xFF.
 std::string marker_bytes(std::string_view marker);
