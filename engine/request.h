@@ -56,6 +56,11 @@ struct Request {
   // with finish kStop once the grammar's value is whole. None: free text.
   // The masker must be of this model's vocabulary (its size is checked).
   std::optional<grammar::OutputGrammar> output_grammar;
+  // A placement hint for a router in front of many engines (0: none):
+  // requests with the same key go to the same engine while it has room
+  // (prompt_cache_key, hashed with the tenant's scope at the edge). An
+  // engine ignores it; it never changes what is computed or cached.
+  uint64_t placement_key = 0;
 };
 
 // The token accounting of a request (DESIGN invariant 4):

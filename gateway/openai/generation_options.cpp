@@ -116,6 +116,11 @@ GenerationOptions parse_generation_options(const FieldReader& body, Endpoint end
     if (salt->empty()) throw invalid_value("cache_salt", "expected a non-empty string; leave it out for none.");
     o.cache_salt = std::move(*salt);
   }
+  if (auto key = body.string("prompt_cache_key")) {
+    if (key->size() > kMaxPromptCacheKeyBytes)
+      throw invalid_value("prompt_cache_key", "at most " + std::to_string(kMaxPromptCacheKeyBytes) + " bytes.");
+    o.prompt_cache_key = std::move(*key);
+  }
   using std::chrono::seconds;
   if (auto retention = body.string("prompt_cache_retention")) {
     if (*retention == "in_memory") o.pin_ttl = seconds(300);

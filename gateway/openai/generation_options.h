@@ -26,6 +26,7 @@ inline constexpr int kMaxStopSequences = 4;  // as OpenAI
 // Bytes of one stop sequence: far past any real one, and a bound on what a
 // request can ask the stream's matcher to hold back.
 inline constexpr std::size_t kMaxStopBytes = 1024;
+inline constexpr std::size_t kMaxPromptCacheKeyBytes = 1024;
 
 struct GenerationOptions {
   std::optional<int32_t> max_tokens;  // >= 1 when given
@@ -38,6 +39,10 @@ struct GenerationOptions {
   bool include_usage = false;         // stream_options.include_usage; only when streaming
   std::string user;
   std::string cache_salt;             // empty = none; narrows the tenant's cache scope, never widens it
+  // OpenAI's prompt_cache_key (empty = none): on kvgate route, requests of
+  // the tenant with the same key go to one replica while it has room; one
+  // server has one cache, so there it changes nothing.
+  std::string prompt_cache_key;
   bool ignore_eos = false;            // vLLM's extension: run to max_tokens past EOS
   // Pin the prompt's cached prefix for this long after the request (0: no
   // pin): OpenAI's prompt_cache_retention ("in_memory": 5 minutes, "24h":

@@ -225,6 +225,7 @@ HttpApi::Prepared HttpApi::prepare(Parsed p, const tenancy::Principal& who, std:
   sr.max_tokens = opt.max_tokens.value_or(0);
   sr.stop = opt.stop;
   sr.cache_salt = opt.cache_salt;
+  sr.prompt_cache_key = opt.prompt_cache_key;
   sr.ignore_eos = opt.ignore_eos;
   sr.pin_ttl = opt.pin_ttl;
   if (p.constraint) {

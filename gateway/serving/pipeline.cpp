@@ -163,6 +163,7 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
   er.ignore_eos = req.ignore_eos;
   er.pin_ttl = req.pin_ttl;
   er.output_grammar = req.output_grammar;
+  er.placement_key = placement_key(id.scope, req.prompt_cache_key);
   // The chain is hashed here, at the edge, under the tenant's scope: the
   // engine takes it with the tokens, and a router in front of many engines
   // can place the request by it.

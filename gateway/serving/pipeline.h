@@ -41,6 +41,7 @@ struct ServeRequest {
   int32_t max_tokens = 0;   // 0 = what the context leaves
   std::vector<std::string> stop;
   std::string cache_salt;   // narrows the tenant's scope, never widens it
+  std::string prompt_cache_key;  // a placement hint on a front (empty: none)
   bool ignore_eos = false;
   int32_t priority = 0;
   std::chrono::seconds pin_ttl{0};  // keep the prompt's prefix pinned after it (0: no pin)

@@ -29,4 +29,9 @@ TenantId tenant_label(std::string_view tenant_id);
 
 TenantIdentity tenant_identity(const tenancy::TenantRegistry& tenants, const tenancy::Tenant& tenant);
 
+// Request::placement_key of a prompt_cache_key: XXH3-64 of the tenant's
+// scope and the key, so two tenants' equal keys are different keys; 0 (no
+// hint) for an empty key, never for another.
+uint64_t placement_key(const cache::ScopeId& scope, std::string_view prompt_cache_key);
+
 }  // namespace kvgate::serving

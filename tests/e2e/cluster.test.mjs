@@ -180,6 +180,26 @@ test('round_robin spreads a repeated prefix and misses where cache_aware hits', 
   assert.ok(ca.cached >= rrw.cached, `cache_aware ${ca.cached} cached tokens in all, round_robin ${rrw.cached}`);
 });
 
+test('prompt_cache_key keeps each key on one replica, even under round_robin, and its prefix is cached after its first request', async () => {
+  const keys = 6, perKey = 10;
+  const placed = Array.from({ length: keys }, () => new Set());
+  let laterCached = 0, laterPrompts = 0;
+  for (let n = 0; n < perKey; n++) {
+    for (let k = 0; k < keys; k++) {
+      // The key's shared prefix, then a tail of its own.
+      const prompt = longPrompt(700 + k, 12) + ' ' + longPrompt(9000 + k * perKey + n, 2);
+      const r = await complete(demoRr, prompt, { prompt_cache_key: `conversation-${k}` });
+      placed[k].add(knownReplica(r.replica));
+      if (n > 0) laterCached += cached(r), laterPrompts += 1;
+    }
+    await settle();
+  }
+  assert.deepEqual(placed.map((p) => p.size), Array(keys).fill(1), `each key on one replica: ${JSON.stringify(placed.map((p) => [...p]))}`);
+  assert.ok(new Set(placed.map((p) => [...p][0])).size > 1, 'the keys spread over the replicas');
+  // Every later request of a key finds the key's prefix (12 sentences: several blocks) cached.
+  assert.ok(laterCached >= laterPrompts * 4 * B, `later requests cached ${laterCached} tokens over ${laterPrompts} requests`);
+});
+
 test("tenants never share cached blocks through the front, in any tier", async (t) => {
   const prompt = longPrompt(400);
   await complete(demoAware, prompt);

@@ -97,7 +97,7 @@ RequestId RemoteEngine::start(Request req, Submitter who, RequestStream::Callbac
   req.prompt_chain.clear();
   f->prompt_tokens = static_cast<int32_t>(req.prompt.size());
   f->load = static_cast<int64_t>(req.prompt.size()) + req.max_tokens;
-  f->route = {f->chain, static_cast<int64_t>(req.prompt.size()), bounds_.block_size};
+  f->route = {f->chain, static_cast<int64_t>(req.prompt.size()), bounds_.block_size, req.placement_key};
   f->body = wire::encode_replica_call(req, who);
   f->cb = std::move(cb);
   f->arrival = SteadyClock::now();

@@ -280,7 +280,11 @@ std::optional<route::ReplicaId> ReplicaSet::choose(const route::RouteRequest& re
   std::optional<route::ReplicaId> chosen;
   {
     std::lock_guard lock(index_mu_);
-    chosen = policy_->choose(request, index_, states);
+    // A prompt_cache_key goes where its key went while that replica has
+    // room; otherwise where the policy says, which the key follows from then.
+    if (request.placement_key != 0) chosen = sticky_.find(request.placement_key, states, request.prompt_tokens);
+    if (!chosen) chosen = policy_->choose(request, index_, states);
+    if (chosen && request.placement_key != 0) sticky_.bind(request.placement_key, *chosen);
   }
   if (chosen) {
     MutexLock lock(mu_);

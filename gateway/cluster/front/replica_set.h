@@ -44,6 +44,7 @@
 #include "gateway/cluster/front/event_subscriber.h"
 #include "gateway/cluster/route/replica_index.h"
 #include "gateway/cluster/route/route_policy.h"
+#include "gateway/cluster/route/sticky_routes.h"
 #include "gateway/cluster/wire/replica_wire.h"
 
 namespace kvgate::front {
@@ -127,6 +128,7 @@ class ReplicaSet {
   mutable std::mutex index_mu_;  // the index and the policy (the subscriber applies events under it)
   route::ReplicaIndex index_;
   std::unique_ptr<route::RoutePolicy> policy_;
+  route::StickyRoutes sticky_;  // prompt_cache_key's bindings; under index_mu_, as the policy
   front::EventSubscriber events_;
 
   std::thread thread_;  // last: runs io_ once everything above exists

@@ -50,6 +50,7 @@ struct RouteRequest {
   std::span<const cache::BlockHash> chain;  // the prompt's block hashes, scope-chained
   int64_t prompt_tokens = 0;
   int32_t block_tokens = 16;                // tokens per block of the chain
+  uint64_t placement_key = 0;               // Request::placement_key (sticky_routes.h); 0: none
 };
 
 // cache_aware's weights: the cost of a restored token (a prefilled one is 1)

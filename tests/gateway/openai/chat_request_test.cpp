@@ -185,6 +185,17 @@ TEST(ChatRequest, ForcedToolChoicesAndStrictWithThem) {
       R"("tools": [{"type": "function", "function": {"name": "f", "strict": true}}], "tool_choice": "required")")));
 }
 
+TEST(ChatRequest, PromptCacheKeyIsAPlacementHint) {
+  EXPECT_EQ(parse_chat_completion_request(body_with(R"("prompt_cache_key": "conv-1")")).options.prompt_cache_key, "conv-1");
+  EXPECT_EQ(parse_chat_completion_request(body_with("")).options.prompt_cache_key, "");
+  const ApiError e = error_of([&] {
+    parse_chat_completion_request(body_with(R"("prompt_cache_key": ")" + std::string(1025, 'k') + "\""));
+  });
+  EXPECT_EQ(e.param, "prompt_cache_key");
+  EXPECT_EQ(error_of([&] { parse_chat_completion_request(body_with(R"("prompt_cache_key": 7)")); }).param,
+            "prompt_cache_key");
+}
+
 TEST(ChatRequest, ResponseFormats) {
   EXPECT_EQ(parse_chat_completion_request(body_with(R"("response_format": {"type": "json_object"})"))
                 .response_format.kind,

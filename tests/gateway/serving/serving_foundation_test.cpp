@@ -28,6 +28,15 @@ TEST(TenantIdentity, ScopeIsTheSecretLittleEndianAndTheLabelOnlyTheId) {
   EXPECT_NE(tenant_label("acme"), tenant_label("acme2"));
 }
 
+TEST(TenantIdentity, APromptCacheKeyPlacesOnlyItsOwnTenantsRequests) {
+  const cache::ScopeId a{1, 2}, b{3, 4};
+  EXPECT_EQ(placement_key(a, ""), 0u);  // no key: no hint
+  EXPECT_NE(placement_key(a, "k"), 0u);
+  EXPECT_EQ(placement_key(a, "k"), placement_key(a, "k"));
+  EXPECT_NE(placement_key(a, "k"), placement_key(a, "k2"));
+  EXPECT_NE(placement_key(a, "k"), placement_key(b, "k"));  // another tenant's equal key is another key
+}
+
 TEST(TenantIdentity, TenantsGetTheirOwnScopeUnlessTheyShareTheirOrgs) {
   TempDir dir;
   tenancy::Tenancy t(dir.sub("store"));
