@@ -9,51 +9,16 @@
 
 namespace kvgate::serving {
 
-void MessageWholeSink::on_text(std::string_view text) {
-  MutexLock lock(mu_);
-  text_ += text;
-}
-
-void MessageWholeSink::on_placed(std::string_view where) {
-  MutexLock lock(mu_);
-  set_replica(headers_, where);
-}
-
-void MessageWholeSink::open(server::HttpHeaders more) {
-  MutexLock lock(mu_);
-  headers_.insert(headers_.end(), more.begin(), more.end());
-  open_ = true;
-  if (held_) {
-    send(std::move(*held_));
-    held_.reset();
-  }
-}
-
-void MessageWholeSink::send(Response r) {
-  if (!open_) {
-    held_ = std::move(r);
-    return;
-  }
-  server::HttpHeaders h = headers_;
-  h.push_back({"Content-Type", "application/json"});
-  reply_.send(r.status, std::move(h), std::move(r.body));
-}
-
-void MessageWholeSink::on_done(const Served& s) {
-  MutexLock lock(mu_);
+WholeReply::Response MessageWholeSink::answer(const Served& s, const std::string& text) const {
   if (!s.error.empty()) {
     const openai::ApiError e = failure(s);
-    return send({anthropic::error_status(e), anthropic::serialize_error(e)});
+    return {anthropic::error_status(e), anthropic::serialize_error(e)};
   }
-  openai::ToolReply r{text_, {}, false};
-  if (tools_) {
-    r = openai::parse_tool_reply(*tools_, text_);
-    if (count_) count_(!r.calls.empty() ? "calls" : r.unparsed ? "unparsed" : "text");
-  }
+  const openai::ToolReply r = read_calls(text);
   const anthropic::StopReason stop = anthropic::stop_reason(s.finish, s.stop_sequence, !r.calls.empty());
   const boost::json::value body =
       anthropic::message_response(meta_, r.content, r.calls, stop, s.stop_sequence, usage_report(s));
-  send({200, boost::json::serialize(body)});
+  return {200, boost::json::serialize(body)};
 }
 
 void MessageStreamSink::on_placed(std::string_view where) {

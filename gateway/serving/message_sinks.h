@@ -27,36 +27,16 @@
 
 namespace kvgate::serving {
 
-class MessageWholeSink final : public ReplySink {
+class MessageWholeSink final : public WholeReply {
  public:
   MessageWholeSink(server::Reply reply, anthropic::MessageMeta meta, server::HttpHeaders headers,
                    std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
-      : reply_(std::move(reply)),
-        meta_(std::move(meta)),
-        tools_(std::move(tools)),
-        count_(std::move(count)),
-        headers_(std::move(headers)) {}
-  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
+      : WholeReply(std::move(reply), std::move(headers), std::move(tools), std::move(count)), meta_(std::move(meta)) {}
 
  private:
-  struct Response {
-    int status;
-    std::string body;
-  };
-  void send(Response r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Response answer(const Served& served, const std::string& text) const override;
 
-  server::Reply reply_;
   const anthropic::MessageMeta meta_;
-  const std::optional<openai::ToolCallContext> tools_;
-  const ToolReplyCounter count_;
-  Mutex mu_;
-  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
-  std::string text_ ABSL_GUARDED_BY(mu_);
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-  std::optional<Response> held_ ABSL_GUARDED_BY(mu_);
 };
 
 class MessageStreamSink final : public ReplySink {

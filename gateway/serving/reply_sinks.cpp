@@ -38,7 +38,7 @@ openai::UsageReport usage_report(const Served& s) {
   return u;
 }
 
-void WholeReplySink::on_text(std::string_view text) {
+void WholeReply::on_text(std::string_view text) {
   MutexLock lock(mu_);
   text_ += text;
 }
@@ -59,12 +59,12 @@ void set_replica(server::HttpHeaders& h, std::string_view where) {
   h.push_back({kReplicaHeader, std::string(where)});
 }
 
-void WholeReplySink::on_placed(std::string_view where) {
+void WholeReply::on_placed(std::string_view where) {
   MutexLock lock(mu_);
   set_replica(headers_, where);
 }
 
-void WholeReplySink::open(server::HttpHeaders more) {
+void WholeReply::open(server::HttpHeaders more) {
   MutexLock lock(mu_);
   headers_.insert(headers_.end(), more.begin(), more.end());
   open_ = true;
@@ -74,7 +74,7 @@ void WholeReplySink::open(server::HttpHeaders more) {
   }
 }
 
-void WholeReplySink::send(Response r) {
+void WholeReply::send(Response r) {
   if (!open_) {
     held_ = std::move(r);
     return;
@@ -82,26 +82,28 @@ void WholeReplySink::send(Response r) {
   reply_.send(r.status, with_json(headers_), std::move(r.body));
 }
 
-void WholeReplySink::on_done(const Served& s) {
+void WholeReply::on_done(const Served& s) {
+  MutexLock lock(mu_);
+  send(answer(s, text_));
+}
+
+openai::ToolReply WholeReply::read_calls(const std::string& text) const {
+  if (!tools_) return {text, {}, false};
+  openai::ToolReply r = openai::parse_tool_reply(*tools_, text);
+  if (count_) count_(!r.calls.empty() ? "calls" : r.unparsed ? "unparsed" : "text");
+  return r;
+}
+
+WholeReply::Response WholeReplySink::answer(const Served& s, const std::string& text) const {
   if (!s.error.empty()) {
     const openai::ApiError e = failure(s);
-    MutexLock lock(mu_);
-    send({e.status, openai::serialize(e)});
-    return;
+    return {e.status, openai::serialize(e)};
   }
-  MutexLock lock(mu_);
   const openai::UsageReport usage = usage_report(s);
-  boost::json::value body;
-  if (endpoint_ != openai::Endpoint::kChatCompletions) {
-    body = openai::text_completion_response(meta_, text_, s.finish, usage);
-  } else if (tools_) {
-    const openai::ToolReply r = openai::parse_tool_reply(*tools_, text_);
-    if (count_) count_(!r.calls.empty() ? "calls" : r.unparsed ? "unparsed" : "text");
-    body = openai::chat_completion_response(meta_, r.content, s.finish, usage, r.calls);
-  } else {
-    body = openai::chat_completion_response(meta_, text_, s.finish, usage);
-  }
-  send({200, boost::json::serialize(body)});
+  if (endpoint_ != openai::Endpoint::kChatCompletions)
+    return {200, boost::json::serialize(openai::text_completion_response(meta_, text, s.finish, usage))};
+  const openai::ToolReply r = read_calls(text);
+  return {200, boost::json::serialize(openai::chat_completion_response(meta_, r.content, s.finish, usage, r.calls))};
 }
 
 void StreamReplySink::on_placed(std::string_view where) {

@@ -63,33 +63,35 @@ class ReplySink : public Sink {
   virtual void open(server::HttpHeaders more = {}) = 0;
 };
 
-class WholeReplySink final : public ReplySink {
+// A whole answer, for any API: the text gathered, then one JSON response
+// made when the request ends (answer()), held until open() if it ends first.
+class WholeReply : public ReplySink {
  public:
-  WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers,
-                 std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
-      : reply_(std::move(reply)),
-        endpoint_(endpoint),
-        meta_(std::move(meta)),
-        tools_(std::move(tools)),
-        count_(std::move(count)),
-        headers_(std::move(headers)) {}
   // The request was accepted: `more` joins the headers, and the response
   // goes out now if the request has already ended.
-  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
+  void open(server::HttpHeaders more = {}) final ABSL_LOCKS_EXCLUDED(mu_);
+  void on_text(std::string_view text) final ABSL_LOCKS_EXCLUDED(mu_);
+  void on_done(const Served& served) final ABSL_LOCKS_EXCLUDED(mu_);
+  void on_placed(std::string_view where) final ABSL_LOCKS_EXCLUDED(mu_);
 
- private:
+ protected:
   struct Response {
     int status;
     std::string body;
   };
+  WholeReply(server::Reply reply, server::HttpHeaders headers, std::optional<openai::ToolCallContext> tools,
+             ToolReplyCounter count)
+      : reply_(std::move(reply)), tools_(std::move(tools)), count_(std::move(count)), headers_(std::move(headers)) {}
+  // The response to a request that ended (a failure included), `text` all it said.
+  virtual Response answer(const Served& served, const std::string& text) const = 0;
+  // `text` read for tool calls (and counted) when the request offered
+  // tools; otherwise all of it is content.
+  openai::ToolReply read_calls(const std::string& text) const;
+
+ private:
   void send(Response r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   server::Reply reply_;
-  const openai::Endpoint endpoint_;
-  const openai::ResponseMeta meta_;
   const std::optional<openai::ToolCallContext> tools_;
   const ToolReplyCounter count_;
   Mutex mu_;
@@ -97,6 +99,21 @@ class WholeReplySink final : public ReplySink {
   std::string text_ ABSL_GUARDED_BY(mu_);
   bool open_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<Response> held_ ABSL_GUARDED_BY(mu_);  // the response, made before open()
+};
+
+class WholeReplySink final : public WholeReply {
+ public:
+  WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers,
+                 std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
+      : WholeReply(std::move(reply), std::move(headers), std::move(tools), std::move(count)),
+        endpoint_(endpoint),
+        meta_(std::move(meta)) {}
+
+ private:
+  Response answer(const Served& served, const std::string& text) const override;
+
+  const openai::Endpoint endpoint_;
+  const openai::ResponseMeta meta_;
 };
 
 class StreamReplySink final : public ReplySink {
