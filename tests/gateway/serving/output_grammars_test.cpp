@@ -11,15 +11,13 @@
 #include <boost/json.hpp>
 
 #include "engine/grammar/grammar_spec.h"
-#include "engine/model/gguf.h"
-#include "engine/model/synthetic_model.h"
 #include "engine/text/text_stream.h"
 #include "engine/text/vocabulary_masker.h"
 #include "gateway/openai/chat_request.h"
 #include "gateway/openai/structured_output.h"
 #include "gateway/openai/tool_call_parser.h"
 #include "gateway/serving/tool_marker_tokens.h"
-#include "tests/shared_data.h"
+#include "tests/gateway/serving/marker_vocabulary.h"
 #include "tests/temp_dir.h"
 
 namespace kvgate::serving {
@@ -32,21 +30,10 @@ const std::vector<std::string> kControls = {
     "[TOOL_CALLS]",          "[ARGS]",           "[INST]",           "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
     "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"};
 
-struct Vocabulary {
-  std::unique_ptr<GgufFile> file;
-  std::unique_ptr<Tokenizer> tokenizer;
-};
+using Vocabulary = kvgate::testing::MarkerVocabulary;
 
 Vocabulary gpt2_vocabulary(const std::vector<std::string>& controls, kvgate::testing::TempDir& dir) {
-  SyntheticModelSpec s;
-  s.layers = 1, s.dim = 32, s.heads = 1, s.kv_heads = 1, s.ffn = 32;
-  s.vocab_from = kvgate::testing::shared_path("testdata/ggml-vocab-gpt-2.gguf");
-  s.control_tokens = controls;
-  const std::string path = dir.sub("model.gguf");
-  write_synthetic_model(s, path);
-  Vocabulary v{GgufFile::open(path), nullptr};
-  v.tokenizer = Tokenizer::from_gguf(*v.file);
-  return v;
+  return kvgate::testing::marker_vocabulary("ggml-vocab-gpt-2.gguf", controls, dir);
 }
 
 // The spec of a request forcing get_weather in `syntax`.

@@ -6,33 +6,16 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/model/gguf.h"
-#include "engine/model/synthetic_model.h"
 #include "engine/text/text_stream.h"
 #include "gateway/openai/tool_call_parser.h"
-#include "tests/shared_data.h"
+#include "tests/gateway/serving/marker_vocabulary.h"
 #include "tests/temp_dir.h"
 
 namespace kvgate::serving {
 namespace {
 
-struct Vocabulary {
-  std::unique_ptr<GgufFile> file;
-  std::unique_ptr<Tokenizer> tokenizer;
-};
-
-Vocabulary vocabulary(const std::string& from, const std::vector<std::string>& controls,
-                      kvgate::testing::TempDir& dir) {
-  SyntheticModelSpec s;
-  s.layers = 1, s.dim = 32, s.heads = 1, s.kv_heads = 1, s.ffn = 32;
-  s.vocab_from = kvgate::testing::shared_path("testdata/" + from);
-  s.control_tokens = controls;
-  const std::string path = dir.sub("model.gguf");
-  write_synthetic_model(s, path);
-  Vocabulary v{GgufFile::open(path), nullptr};
-  v.tokenizer = Tokenizer::from_gguf(*v.file);
-  return v;
-}
+using Vocabulary = kvgate::testing::MarkerVocabulary;
+using kvgate::testing::marker_vocabulary;
 
 // The text a client's request streams for `ids`, markers shown as tool requests see them.
 std::string streamed(const Tokenizer& tok, const ToolMarkerTokens& markers, const Tokens& ids) {
@@ -52,7 +35,7 @@ TEST(ToolMarkerTokens, ControlMarkersReadAsTheirText) {
   for (const char* from : {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf"}) {
     SCOPED_TRACE(from);
     kvgate::testing::TempDir dir;
-    const Vocabulary v = vocabulary(from, {"[TOOL_CALLS]", "[ARGS]", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"}, dir);
+    const Vocabulary v = marker_vocabulary(from, {"[TOOL_CALLS]", "[ARGS]", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"}, dir);
     const std::unique_ptr<Tokenizer>& tok = v.tokenizer;
     const TokenId calls = tok->vocab().find("[TOOL_CALLS]"), args = tok->vocab().find("[ARGS]");
     ASSERT_TRUE(tok->is_control(calls));
