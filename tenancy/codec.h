@@ -149,6 +149,10 @@ typename Fields::Record decode_record(std::string_view v) {
   return r;
 }
 
+// The format byte a record starts with (0 for an empty value): how a record
+// type that still reads an older format picks its field list.
+inline uint8_t record_format(std::string_view v) { return v.empty() ? 0 : static_cast<uint8_t>(v[0]); }
+
 // Big-endian so that RocksDB's bytewise order is numeric order; the sign bit
 // is flipped so negative timestamps sort before positive ones.
 void append_be64(std::string* out, uint64_t v);

@@ -167,6 +167,8 @@ void add_to_totals(UsageTotals* t, const LedgerRecord& r) {
   s.fresh_prefill = sat_add(s.fresh_prefill, r.tokens.fresh_prefill);
   s.cache_written = sat_add(s.cache_written, r.tokens.cache_written);
   s.output_tokens = sat_add(s.output_tokens, r.tokens.output_tokens);
+  s.cache_write_5m = sat_add(s.cache_write_5m, r.tokens.cache_write_5m);
+  s.cache_write_1h = sat_add(s.cache_write_1h, r.tokens.cache_write_1h);
   t->cost_micros = sat_add(t->cost_micros, r.cost_micros);
 }
 
@@ -212,7 +214,7 @@ void csv_field(std::ostream& out, std::string_view v) {
 void Ledger::export_csv(std::string_view tenant_id, int64_t from_ns, int64_t to_ns,
                         std::ostream& out) const {
   out << "request_id,tenant_id,key_id,model,arrival_ns,first_token_ns,finish_ns,"
-         "prompt_tokens,cached_device,cached_host,cached_disk,fresh_prefill,cache_written,"
+         "prompt_tokens,cached_device,cached_host,cached_disk,fresh_prefill,cache_written,cache_write_5m,cache_write_1h,"
          "output_tokens,finish_reason,cost_micros\n";
   scan(tenant_id, from_ns, to_ns, [&](const LedgerRecord& r) {
     csv_field(out, r.request_id);
@@ -225,7 +227,8 @@ void Ledger::export_csv(std::string_view tenant_id, int64_t from_ns, int64_t to_
     out << ',' << r.arrival_ns << ',' << r.first_token_ns << ',' << r.finish_ns << ','
         << r.tokens.prompt_tokens << ',' << r.tokens.cached_device << ',' << r.tokens.cached_host
         << ',' << r.tokens.cached_disk << ',' << r.tokens.fresh_prefill << ','
-        << r.tokens.cache_written << ',' << r.tokens.output_tokens << ','
+        << r.tokens.cache_written << ',' << r.tokens.cache_write_5m << ',' << r.tokens.cache_write_1h << ','
+        << r.tokens.output_tokens << ','
         << finish_reason_name(r.finish_reason) << ',' << r.cost_micros << "\n";
   });
 }

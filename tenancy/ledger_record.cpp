@@ -13,9 +13,12 @@ constexpr size_t kMaxIdBytes = 256;
 
 // A ledger record's one field list, in on-disk order (codec.h). The finish
 // reason is checked by validate() before a record is written, not on read.
+// Format 2 added the pinned writes; a format-1 record (written before) reads
+// back with none, which is what it billed.
+template <uint8_t Format>
 struct LedgerFields {
   using Record = LedgerRecord;
-  static constexpr uint8_t kFormat = 1;
+  static constexpr uint8_t kFormat = Format;
   static constexpr const char* kWhat = "ledger record";
   template <class R, class Field>
   static void visit(R& r, Field& f) {
@@ -35,8 +38,13 @@ struct LedgerFields {
     f(r.tokens.output_tokens);
     f(r.finish_reason);
     f(r.cost_micros);
+    if constexpr (Format >= 2) {
+      f(r.tokens.cache_write_5m);
+      f(r.tokens.cache_write_1h);
+    }
   }
 };
+using CurrentLedgerFields = LedgerFields<2>;
 
 }  // namespace
 
@@ -78,9 +86,12 @@ void validate(const LedgerRecord& r) {
   }
 }
 
-std::string encode_ledger_record(const LedgerRecord& r) { return encode_record<LedgerFields>(r); }
+std::string encode_ledger_record(const LedgerRecord& r) { return encode_record<CurrentLedgerFields>(r); }
 
-LedgerRecord decode_ledger_record(std::string_view v) { return decode_record<LedgerFields>(v); }
+LedgerRecord decode_ledger_record(std::string_view v) {
+  if (record_format(v) == 1) return decode_record<LedgerFields<1>>(v);
+  return decode_record<CurrentLedgerFields>(v);
+}
 
 std::string ledger_time_key_prefix(std::string_view tenant_id, int64_t finish_ns) {
   std::string k(tenant_id);

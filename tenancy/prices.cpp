@@ -4,6 +4,8 @@
 // used, so the code needs no compiler-rt helpers under UBSan either.
 #include "tenancy/prices.h"
 
+#include <algorithm>
+
 #include "tenancy/checked_math.h"
 #include "tenancy/codec.h"
 #include "tenancy/error.h"
@@ -13,10 +15,12 @@ namespace {
 
 constexpr u128 kPerMillion = 1'000'000;
 
-// A price plan's one field list, in on-disk order (codec.h).
+// A price plan's one field list, in on-disk order (codec.h). Format 2 added
+// the pinned-write prices; a format-1 plan reads back with their defaults.
+template <uint8_t Format>
 struct PlanFields {
   using Record = PricePlan;
-  static constexpr uint8_t kFormat = 1;
+  static constexpr uint8_t kFormat = Format;
   static constexpr const char* kWhat = "price plan";
   template <class R, class Field>
   static void visit(R& p, Field& f) {
@@ -25,8 +29,13 @@ struct PlanFields {
     f(p.cached_input_per_mtok);
     f(p.cache_write_per_mtok);
     f(p.output_per_mtok);
+    if constexpr (Format >= 2) {
+      f(p.cache_write_5m_per_mtok);
+      f(p.cache_write_1h_per_mtok);
+    }
   }
 };
+using CurrentPlanFields = PlanFields<2>;
 
 bool add128(u128 a, u128 b, u128* out) {
   const u128 s = a + b;  // unsigned: wraps by definition, detected below
@@ -35,20 +44,34 @@ bool add128(u128 a, u128 b, u128* out) {
   return true;
 }
 
+// fresh * num / den, rounded half up; saturates (a price past 2^64-1
+// micro-units per million tokens is no price anyone sets).
+uint64_t scaled_price(uint64_t fresh, uint64_t num, uint64_t den) {
+  const u128 p = (u128{fresh} * num + den / 2) / den;
+  return p > u128{UINT64_MAX} ? UINT64_MAX : static_cast<uint64_t>(p);
+}
+
 }  // namespace
 
-uint64_t default_cached_price(uint64_t fresh) {
-  return static_cast<uint64_t>((u128{fresh} + 5) / 10);
-}
+uint64_t default_cached_price(uint64_t fresh) { return scaled_price(fresh, 1, 10); }
+uint64_t default_write_5m_price(uint64_t fresh) { return scaled_price(fresh, 5, 4); }
+uint64_t default_write_1h_price(uint64_t fresh) { return scaled_price(fresh, 2, 1); }
 
 PricePlan PricePlan::with_default_cached(std::string id, uint64_t fresh, uint64_t output,
                                          uint64_t write) {
-  return PricePlan{std::move(id), fresh, default_cached_price(fresh), write, output};
+  return PricePlan{std::move(id),   fresh, default_cached_price(fresh), write, output, default_write_5m_price(fresh),
+                   default_write_1h_price(fresh)};
 }
 
 std::optional<uint64_t> try_cost_micros(const PricePlan& p, const TokenUsage& u) {
+  // Pinned writes are part of fresh_prefill; clamped so that a usage that
+  // breaks the split cannot bill a token twice.
+  const uint64_t pin_5m = std::min(u.cache_write_5m, u.fresh_prefill);
+  const uint64_t pin_1h = std::min(u.cache_write_1h, u.fresh_prefill - pin_5m);
   const u128 terms[] = {
-      u128{u.fresh_prefill} * p.fresh_input_per_mtok,
+      u128{u.fresh_prefill - pin_5m - pin_1h} * p.fresh_input_per_mtok,
+      u128{pin_5m} * p.cache_write_5m_per_mtok,
+      u128{pin_1h} * p.cache_write_1h_per_mtok,
       u128{u.cached_device} * p.cached_input_per_mtok,
       u128{u.cached_host} * p.cached_input_per_mtok,
       u128{u.cached_disk} * p.cached_input_per_mtok,
@@ -73,8 +96,14 @@ uint64_t cost_micros(const PricePlan& plan, const TokenUsage& u) {
   return *c;
 }
 
-std::string encode_plan(const PricePlan& p) { return encode_record<PlanFields>(p); }
+std::string encode_plan(const PricePlan& p) { return encode_record<CurrentPlanFields>(p); }
 
-PricePlan decode_plan(std::string_view v) { return decode_record<PlanFields>(v); }
+PricePlan decode_plan(std::string_view v) {
+  if (record_format(v) != 1) return decode_record<CurrentPlanFields>(v);
+  PricePlan p = decode_record<PlanFields<1>>(v);
+  p.cache_write_5m_per_mtok = default_write_5m_price(p.fresh_input_per_mtok);
+  p.cache_write_1h_per_mtok = default_write_1h_price(p.fresh_input_per_mtok);
+  return p;
+}
 
 }  // namespace kvgate::tenancy

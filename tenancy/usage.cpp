@@ -26,6 +26,12 @@ void check_prompt_split(const TokenUsage& u) {
                     " + " + std::to_string(u.cached_disk) + " + " +
                     std::to_string(u.fresh_prefill) + (fits ? "" : ", overflows") + ")");
   }
+  uint64_t pinned = 0;
+  if (!checked_add(u.cache_write_5m, u.cache_write_1h, &pinned) || pinned > u.fresh_prefill) {
+    throw Error(ErrorCode::kInvariantViolated,
+                "cache_write_5m + cache_write_1h (" + std::to_string(u.cache_write_5m) + " + " +
+                    std::to_string(u.cache_write_1h) + ") > fresh_prefill (" + std::to_string(u.fresh_prefill) + ")");
+  }
 }
 
 }  // namespace kvgate::tenancy

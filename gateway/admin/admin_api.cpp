@@ -69,6 +69,8 @@ json::object plan_json(const tenancy::PricePlan& p) {
           {"fresh_input_per_mtok", p.fresh_input_per_mtok},
           {"cached_input_per_mtok", p.cached_input_per_mtok},
           {"cache_write_per_mtok", p.cache_write_per_mtok},
+          {"cache_write_5m_per_mtok", p.cache_write_5m_per_mtok},
+          {"cache_write_1h_per_mtok", p.cache_write_1h_per_mtok},
           {"output_per_mtok", p.output_per_mtok}};
 }
 
@@ -96,6 +98,7 @@ json::object record_json(const tenancy::LedgerRecord& r) {
           {"cached_tokens_by_tier", {{"device", u.cached_device}, {"host", u.cached_host}, {"disk", u.cached_disk}}},
           {"fresh_prefill_tokens", u.fresh_prefill},
           {"cache_written_tokens", u.cache_written},
+          {"cache_write_tokens_by_ttl", {{"5m", u.cache_write_5m}, {"1h", u.cache_write_1h}}},
           {"completion_tokens", u.output_tokens},
           {"cost_micros", r.cost_micros}};
 }
@@ -317,6 +320,8 @@ void AdminApi::put_plan(const Call& c) {
   tenancy::PricePlan plan = tenancy::PricePlan::with_default_cached(std::string(c.params[0]), *fresh, *output,
                                                                     price("cache_write_per_mtok").value_or(0));
   if (auto cached = price("cached_input_per_mtok")) plan.cached_input_per_mtok = *cached;
+  if (auto w = price("cache_write_5m_per_mtok")) plan.cache_write_5m_per_mtok = *w;
+  if (auto w = price("cache_write_1h_per_mtok")) plan.cache_write_1h_per_mtok = *w;
   tenancy_.tenants().put_plan(plan);
   serving::send_json(c.reply, 200, plan_json(plan));
 }

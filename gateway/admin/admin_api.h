@@ -12,7 +12,7 @@
 //   POST   /admin/tenants/{id}/keys/{key_id}/rotate  -> 201 a new key replacing it, shown once
 //   GET    /admin/usage?tenant=&from=&to=&format=    a tenant's usage by day (json or csv)
 //   GET    /admin/plans                        price plans
-//   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?}
+//   PUT    /admin/plans/{id}                   {fresh_input_per_mtok, output_per_mtok, cached_input_per_mtok?, cache_write_per_mtok?, cache_write_5m_per_mtok?, cache_write_1h_per_mtok?}
 //   GET    /admin/requests/{request_id}        the request's ledger record (its x-request-id)
 //   POST   /admin/backup                       {dir} -> 201 a checkpoint of the tenancy store in dir (new, absolute, on this machine)
 //   GET    /admin/cache                        the KV pool's blocks, per tenant hit counters, requests in flight

@@ -52,6 +52,8 @@ boost::json::object usage_totals_json(const tenancy::UsageTotals& u) {
           {"cached_tokens", u.tokens.cached()},
           {"fresh_prefill_tokens", u.tokens.fresh_prefill},
           {"cache_written_tokens", u.tokens.cache_written},
+          {"cache_write_5m_tokens", u.tokens.cache_write_5m},
+          {"cache_write_1h_tokens", u.tokens.cache_write_1h},
           {"completion_tokens", u.tokens.output_tokens},
           {"cost_micros", u.cost_micros},
           {"currency", "USD"}};

@@ -16,11 +16,11 @@ namespace {
 
 namespace json = boost::json;
 
-const char* const kPriceKeys[] = {"fresh_input_per_mtok", "cached_input_per_mtok", "cache_write_per_mtok",
-                                  "output_per_mtok"};
+const char* const kPriceKeys[] = {"fresh_input_per_mtok",    "cached_input_per_mtok",   "cache_write_per_mtok",
+                                  "cache_write_5m_per_mtok", "cache_write_1h_per_mtok", "output_per_mtok"};
 
 void print_plans(const std::vector<const json::object*>& plans) {
-  Table t({"PLAN", "FRESH_INPUT", "CACHED_INPUT", "CACHE_WRITE", "OUTPUT"});
+  Table t({"PLAN", "FRESH_INPUT", "CACHED_INPUT", "CACHE_WRITE", "PIN_WRITE_5M", "PIN_WRITE_1H", "OUTPUT"});
   for (const json::object* p : plans) {
     std::vector<std::string> row = {cell(*p, "id")};
     for (const char* k : kPriceKeys) row.push_back(usd_from_micros(integer(*p, k)));
@@ -52,7 +52,7 @@ void add_prices(CLI::App& app, Context& ctx) {
   struct SetArgs {
     std::string plan;
     int64_t fresh = 0, output = 0;
-    std::optional<int64_t> cached, write;
+    std::optional<int64_t> cached, write, write_5m, write_1h;
   };
   auto s = std::make_shared<SetArgs>();
   CLI::App* set = g->add_subcommand(
@@ -65,10 +65,18 @@ void add_prices(CLI::App& app, Context& ctx) {
                   "micro-dollars per million prompt tokens served from the cache (default: 10% of fresh)");
   set->add_option("--cache-write-per-mtok", s->write,
                   "micro-dollars per million tokens written to the cache, on top of fresh (default: 0)");
+  set->add_option("--cache-write-5m-per-mtok", s->write_5m,
+                  "micro-dollars per million prompt tokens written under a pin of up to 5 minutes, instead of fresh "
+                  "(default: 1.25x fresh)");
+  set->add_option("--cache-write-1h-per-mtok", s->write_1h,
+                  "micro-dollars per million prompt tokens written under a longer pin, instead of fresh "
+                  "(default: 2x fresh)");
   set->callback([&ctx, s] {
     json::object body{{"fresh_input_per_mtok", s->fresh}, {"output_per_mtok", s->output}};
     if (s->cached) body["cached_input_per_mtok"] = *s->cached;
     if (s->write) body["cache_write_per_mtok"] = *s->write;
+    if (s->write_5m) body["cache_write_5m_per_mtok"] = *s->write_5m;
+    if (s->write_1h) body["cache_write_1h_per_mtok"] = *s->write_1h;
     const json::value v = ctx.admin().put("/admin/plans/" + path_segment(s->plan), body);
     if (ctx.json()) return print_json(std::cout, v);
     print_plans({&v.as_object()});

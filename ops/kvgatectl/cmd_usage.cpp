@@ -42,8 +42,14 @@ struct Period {
   }
 };
 
-const char* const kTotals[] = {"requests",           "prompt_tokens",        "cached_tokens",
-                               "fresh_prefill_tokens", "cache_written_tokens", "completion_tokens"};
+const char* const kTotals[] = {"requests",
+                               "prompt_tokens",
+                               "cached_tokens",
+                               "fresh_prefill_tokens",
+                               "cache_written_tokens",
+                               "cache_write_5m_tokens",
+                               "cache_write_1h_tokens",
+                               "completion_tokens"};
 
 // Totals are either the object's own members or under "totals".
 const json::object& totals_of(const json::object& o) {
@@ -63,7 +69,7 @@ void print_report(const json::object& o) {
   print_fields(std::cout, f);
 
   std::cout << '\n';
-  Table d({"DATE", "REQUESTS", "PROMPT", "CACHED", "FRESH", "WRITTEN", "COMPLETION", "COST"});
+  Table d({"DATE", "REQUESTS", "PROMPT", "CACHED", "FRESH", "WRITTEN", "PIN_5M", "PIN_1H", "COMPLETION", "COST"});
   for (const json::value& e : array_at(o, "by_day")) {
     const json::object& day = e.as_object();
     const json::object& dt = totals_of(day);

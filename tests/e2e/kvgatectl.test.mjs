@@ -235,7 +235,7 @@ test('prices: show, set; the next request costs what the new prices say', async 
   const plans = await okJson(['prices', 'show']);
   assert.ok(plans.data.some((p) => p.id === 'demo'));
   assert.equal((await okJson(['prices', 'show', 'e2e'])).output_per_mtok, 11000000);
-  assert.match(await ok(['prices', 'show', 'e2e']), /^e2e\s+\$7\.00\s+\$0\.70\s+\$0\.00\s+\$11\.00$/m);
+  assert.match(await ok(['prices', 'show', 'e2e']), /^e2e\s+\$7\.00\s+\$0\.70\s+\$0\.00\s+\$8\.75\s+\$14\.00\s+\$11\.00$/m);
   await fails(['prices', 'show', 'no-such-plan'], 1, /no-such-plan/);
   await fails(['prices', 'set', 'e2e', '--output-per-mtok', '5'], 2, /fresh-input-per-mtok/);
   await fails(['prices', 'set', 'e2e', '--fresh-input-per-mtok', '-5', '--output-per-mtok', '5'], 1, /negative/);

@@ -67,7 +67,7 @@ ApiKeyInfo sample_key() {
   return k;
 }
 
-PricePlan sample_plan() { return PricePlan{"std", 3'000'000, 300'000, 3'750'000, 15'000'000}; }
+PricePlan sample_plan() { return PricePlan{"std", 3'000'000, 300'000, 3'750'000, 15'000'000, 3'750'000, 6'000'000}; }
 
 LedgerRecord sample_record() {
   LedgerRecord r;
@@ -85,6 +85,8 @@ LedgerRecord sample_record() {
   r.tokens.prompt_tokens = 10;
   r.tokens.cache_written = 5;
   r.tokens.output_tokens = 6;
+  r.tokens.cache_write_5m = 1;
+  r.tokens.cache_write_1h = 2;
   r.finish_reason = FinishReason::kCancelled;
   r.cost_micros = 0xc0de;
   return r;
@@ -136,7 +138,7 @@ TEST(Codec, ApiKeyBytesArePinned) {
 }
 
 TEST(Codec, PricePlanBytesArePinned) {
-  const std::string pinned =
+  const std::string format_1 =
       "01"                                          // format
       "03000000"                                    // id, 3 bytes
       "737464"
@@ -144,12 +146,18 @@ TEST(Codec, PricePlanBytesArePinned) {
       "e093040000000000"                            // cached_input_per_mtok
       "7038390000000000"                            // cache_write_per_mtok
       "c0e1e40000000000";                           // output_per_mtok
+  const std::string pinned = "02" + format_1.substr(2) +
+      "7038390000000000"                            // cache_write_5m_per_mtok
+      "808d5b0000000000";                           // cache_write_1h_per_mtok
   EXPECT_EQ(hex(encode_plan(sample_plan())), pinned);
   EXPECT_EQ(decode_plan(unhex(pinned)), sample_plan());
+  // A plan stored before the pinned-write prices reads back with their
+  // defaults, 1.25x and 2x fresh (here the sample's own).
+  EXPECT_EQ(decode_plan(unhex(format_1)), sample_plan());
 }
 
 TEST(Codec, LedgerRecordBytesArePinned) {
-  const std::string pinned =
+  const std::string format_1 =
       "01"                                          // format
       "05000000"                                    // request_id, 5 bytes
       "7265712d31"
@@ -171,8 +179,15 @@ TEST(Codec, LedgerRecordBytesArePinned) {
       "0600000000000000"                            // output_tokens
       "03"                                          // finish_reason (3: cancelled)
       "dec0000000000000";                           // cost_micros
+  const std::string pinned = "02" + format_1.substr(2) +
+      "0100000000000000"                            // cache_write_5m
+      "0200000000000000";                           // cache_write_1h
   EXPECT_EQ(hex(encode_ledger_record(sample_record())), pinned);
   EXPECT_EQ(decode_ledger_record(unhex(pinned)), sample_record());
+  // A record written before the pinned writes reads back with none.
+  LedgerRecord old = sample_record();
+  old.tokens.cache_write_5m = old.tokens.cache_write_1h = 0;
+  EXPECT_EQ(decode_ledger_record(unhex(format_1)), old);
 }
 
 // What each decoder refuses, and what it lets through, is part of the format.
@@ -188,7 +203,7 @@ TEST(Codec, DecodersRefuseCorruptRecords) {
   const std::string plan = encode_plan(sample_plan());
   corrupt(decode_plan, plan.substr(0, plan.size() - 1));
   corrupt(decode_plan, plan + '\0');
-  corrupt(decode_plan, '\x02' + plan.substr(1));  // a format this build does not read
+  corrupt(decode_plan, '\x03' + plan.substr(1));  // a format this build does not read
 
   Tenant bad_status = sample_tenant();
   bad_status.status = static_cast<TenantStatus>(3);
@@ -200,6 +215,8 @@ TEST(Codec, DecodersRefuseCorruptRecords) {
 
   const std::string record = encode_ledger_record(sample_record());
   corrupt(decode_ledger_record, record.substr(0, record.size() - 8));
+  corrupt(decode_ledger_record, '\x03' + record.substr(1));
+  corrupt(decode_ledger_record, '\x01' + record.substr(1));  // format 1 is 16 bytes shorter
 }
 
 TEST(Codec, DecodersAcceptWhatTheyAlwaysAccepted) {

@@ -192,11 +192,11 @@ TEST_F(LedgerTest, ExportsCsvWithAHeader) {
   EXPECT_FALSE(std::getline(in, extra));
   EXPECT_EQ(header,
             "request_id,tenant_id,key_id,model,arrival_ns,first_token_ns,finish_ns,prompt_tokens,"
-            "cached_device,cached_host,cached_disk,fresh_prefill,cache_written,output_tokens,"
+            "cached_device,cached_host,cached_disk,fresh_prefill,cache_written,cache_write_5m,cache_write_1h,output_tokens,"
             "finish_reason,cost_micros");
   EXPECT_EQ(row1, "\"req,\"\"1\"\"\",acme,key_0123456789abcdef,llama-3-8b," +
                       std::to_string(kT0 - 2 * kSec) + "," + std::to_string(kT0 - kSec) + "," +
-                      std::to_string(kT0 + kSec) + ",120,64,32,16,8,16,10,length,42");
+                      std::to_string(kT0 + kSec) + ",120,64,32,16,8,16,0,0,10,length,42");
   EXPECT_EQ(row2.rfind("req-2,", 0), 0u);
 
   std::ostringstream empty;
