@@ -23,6 +23,14 @@
 
 namespace kvgate {
 
+// The prompt's first `tokens` tokens, pinned for `ttl` (Request::pins). Only
+// full blocks are cached, so a span pins floor(tokens / block size) blocks.
+struct PinSpan {
+  int32_t tokens = 0;
+  std::chrono::seconds ttl{0};
+  bool operator==(const PinSpan&) const = default;
+};
+
 struct Request {
   Tokens prompt;                  // already tokenized (BOS included if wanted); at least one token
   SamplingParams sampling;
@@ -46,11 +54,13 @@ struct Request {
   // Every hit is still verified against the block's tokens, so a wrong
   // chain can only miss; one of the wrong length is refused.
   std::vector<cache::BlockHash> prompt_chain;
-  // Keep the prompt's cached prefix pinned for this long after the request
-  // ends (0: no pin): its full blocks cannot be evicted until then, and each
-  // hit on them restarts the clock. Counted against the submitter's cache
-  // quota; refused (RequestResult::pin_refused) when it would exceed it.
-  std::chrono::seconds pin_ttl{0};
+  // Prefixes of the prompt to keep pinned after the request ends (none: no
+  // pin): the full blocks within each span cannot be evicted for its ttl,
+  // and each hit on them restarts the clock. A block in several spans keeps
+  // the longest ttl. All or nothing: counted against the submitter's cache
+  // and pin quotas and the pool's cap on pins, and refused
+  // (RequestResult::pin_refused) when any would be exceeded.
+  std::vector<PinSpan> pins;
   // Constrained decoding: every generated token is one the grammar allows
   // (the rest of the row is masked before sampling), and the request ends
   // with finish kStop once the grammar's value is whole. None: free text.

@@ -18,7 +18,14 @@ RequestLimits request_limits(const Request& req, const RequestBounds& b) {
     if (id < 0 || id >= b.vocab_size) throw Error("token id " + std::to_string(id) + " is outside the vocabulary");
   const auto room = static_cast<int32_t>(b.context_length - n_prompt);
   if (req.max_tokens < 0) throw Error("max_tokens must not be negative");
-  if (req.pin_ttl.count() < 0) throw Error("the pin's time to live must not be negative");
+  if (req.pins.size() > kMaxPinSpans)
+    throw Error("a request pins at most " + std::to_string(kMaxPinSpans) + " prefixes, not " +
+                std::to_string(req.pins.size()));
+  for (const PinSpan& p : req.pins) {
+    if (p.ttl.count() <= 0) throw Error("a pin's time to live must be positive");
+    if (p.tokens < 1 || p.tokens > n_prompt)
+      throw Error("a pin spans " + std::to_string(p.tokens) + " tokens of a prompt of " + std::to_string(n_prompt));
+  }
   if (req.max_tokens > room)
     throw Error("max_tokens is " + std::to_string(req.max_tokens) + " but the context of " +
                 std::to_string(b.context_length) + " tokens leaves room for " + std::to_string(room) +

@@ -413,19 +413,22 @@ Scheduler::Sampled Scheduler::sample(Seq& s, std::span<const float> row) {
   return out;
 }
 
-// A pin asks for every full block of the prompt: the leading cached ones
-// are pinned for the request's TTL if every bound below has room for all of
-// them, counting blocks that could not be cached (the quota kept them
-// private) as needing room too; otherwise nothing is pinned.
+// A pin asks for every full block within its spans: the leading cached ones
+// are pinned, each for the longest ttl of the spans it is in, if every
+// bound below has room for all of them, counting blocks that could not be
+// cached (the quota kept them private) as needing room too; otherwise
+// nothing is pinned.
 // Three bounds, each checked before anything is pinned: the tenant's cache
 // quota (pins are cached blocks too), its pin quota, and the server-wide
 // cap on all pins. The gateway checks the same before admission (a 429);
 // here they catch pins that raced past that check.
 void Scheduler::pin_prompt(Seq& s) {
-  const size_t full = static_cast<size_t>(s.n_prompt() / block_size_);
+  const auto blocks_of = [&](const PinSpan& p) { return static_cast<size_t>(p.tokens / block_size_); };
+  size_t full = 0;
+  for (const PinSpan& p : s.req.pins) full = std::max(full, blocks_of(p));
+  if (full == 0) return;
   size_t n = 0;
   while (n < full && n < s.table.size() && pool_.is_cached(s.table[n])) ++n;
-  if (full == 0) return;
   const std::span<const BlockId> blocks(s.table.data(), n);
   const int64_t cache_quota = s.who.cache_quota_blocks;
   const int64_t pin_quota = s.who.pin_quota_blocks > 0 ? s.who.pin_quota_blocks : tenant_pinned_blocks_;
@@ -436,14 +439,14 @@ void Scheduler::pin_prompt(Seq& s) {
     s.result.pin_refused = true;
     return;
   }
-  pool_.pin(blocks, s.who.tenant, s.req.pin_ttl, opt_.clock());
+  for (const PinSpan& p : s.req.pins) pool_.pin(blocks.first(blocks_of(p)), s.who.tenant, p.ttl, opt_.clock());
   s.result.pinned_tokens = static_cast<int32_t>(n) * block_size_;
   s.result.cache_written_tokens = std::max(s.result.cache_written_tokens, s.result.pinned_tokens);
 }
 
 void Scheduler::finish(Seq& s, FinishReason why, const std::string& error) {
   tiers_.forget(s.id);
-  if (s.caching && s.req.pin_ttl.count() > 0 && (why == FinishReason::kStop || why == FinishReason::kLength))
+  if (s.caching && !s.req.pins.empty() && (why == FinishReason::kStop || why == FinishReason::kLength))
     pin_prompt(s);
   release_blocks(s);
   Completion c;

@@ -205,7 +205,7 @@ void AdminApi::pin(const Call& c) {
   }
   r.sampling.temperature = 0;
   r.max_tokens = 1;
-  r.pin_ttl = std::chrono::seconds(ttl);
+  r.pins = {{static_cast<int32_t>(r.prompt.size()), std::chrono::seconds(ttl)}};
   auto started = pipeline_.start(std::move(r), std::make_shared<PinReply>(c.reply, ttl));
   if (const auto* no = std::get_if<serving::NotStarted>(&started)) {
     switch (no->why) {

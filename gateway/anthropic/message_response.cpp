@@ -27,9 +27,11 @@ StopReason stop_reason(FinishReason finish, std::string_view stop_sequence, bool
 
 json::object usage_json(const openai::UsageReport& u) {
   json::object out;
-  out["input_tokens"] = u.prompt_tokens - u.cached_tokens();
-  out["cache_creation_input_tokens"] = 0;
+  out["input_tokens"] = u.prompt_tokens - u.cached_tokens() - u.pin_written_tokens();
+  out["cache_creation_input_tokens"] = u.pin_written_tokens();
   out["cache_read_input_tokens"] = u.cached_tokens();
+  out["cache_creation"] = json::object{{"ephemeral_5m_input_tokens", u.cache_write_5m_tokens},
+                                       {"ephemeral_1h_input_tokens", u.cache_write_1h_tokens}};
   out["output_tokens"] = u.completion_tokens;
   out["kvgate"] = openai::to_json(u).as_object().at("kvgate");
   return out;

@@ -11,12 +11,14 @@
 // that said nothing is one empty text block), then one tool_use block per
 // call.
 //
-// Usage, exactly the ledger's (DESIGN invariant 8): the prompt's tokens that
-// kvgate's automatic prefix cache served are reads, the rest input:
-//   input_tokens + cache_read_input_tokens = the prompt's tokens
-//   (= /v1/messages/count_tokens' input_tokens for the same body)
-//   cache_creation_input_tokens = 0 (kvgate writes no cache_control
-//   breakpoints yet; what it caches by itself costs nothing extra)
+// Usage, exactly the ledger's (DESIGN invariant 8): the prompt's tokens the
+// prefix cache served (from a breakpoint's pin or kvgate's automatic cache)
+// are reads, those written into the blocks a breakpoint pinned are
+// creations, the rest input:
+//   input_tokens + cache_creation_input_tokens + cache_read_input_tokens
+//     = the prompt's tokens (= count_tokens' input_tokens for the same body)
+//   cache_creation = {ephemeral_5m_input_tokens, ephemeral_1h_input_tokens},
+//     whose sum is cache_creation_input_tokens
 //   output_tokens = the tokens generated
 // followed by kvgate's own object (openai/usage_report.h's "kvgate":
 // tiers, fresh prefill, tokens written to the cache, cost), which

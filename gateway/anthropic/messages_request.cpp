@@ -35,28 +35,62 @@ ApiError extra_input(const std::string& path) {
   return openai::invalid_request(path + ": Extra inputs are not permitted", path, "invalid_value");
 }
 
-// Prompt-caching breakpoints are the next item; until they are
-// pins, a request that sets one is told so rather than served uncached.
-ApiError cache_control(const std::string& path) {
-  return invalid_value(path,
-                       "kvgate does not serve cache_control breakpoints yet; it caches every prompt's prefix by "
-                       "itself (usage.cache_read_input_tokens). Leave it out.");
-}
-
-// Every key of `o` is one of `known`; cache_control and any other key are
-// refused by name.
+// Every key of `o` is one of `known`; any other key is refused by name.
 void only_keys(const json::object& o, const std::string& path, std::initializer_list<std::string_view> known) {
   for (const auto& kv : o) {
     const std::string_view key = kv.key();
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    if (key == "cache_control") throw cache_control(join_path(path, key));
-    throw extra_input(join_path(path, key));
+    if (std::find(known.begin(), known.end(), key) == known.end()) throw extra_input(join_path(path, key));
   }
 }
 
 const json::object& need_object(const json::value& v, const std::string& path) {
   if (!v.is_object()) throw invalid_type(path, "an object", json_kind_name(v));
   return v.get_object();
+}
+
+// The request's cache_control breakpoints, collected as its blocks are read
+// (tools, system, messages: Anthropic's order, which the rules below follow).
+class Breakpoints {
+ public:
+  explicit Breakpoints(std::vector<CacheBreakpoint>& out) : out_(out) {}
+
+  // When block `o` at `path` has cache_control, a breakpoint at `at`.
+  // `empty`: the block is a text block with no text, which Anthropic refuses.
+  void read(const json::object& o, const std::string& path, CacheBreakpoint at, bool empty = false) {
+    const json::value* v = o.if_contains("cache_control");
+    if (!v || v->is_null()) return;
+    const std::string p = join_path(path, "cache_control");
+    const json::object& c = need_object(*v, p);
+    only_keys(c, p, {"type", "ttl"});
+    const FieldReader f(c, p);
+    if (const std::string type = f.need_string("type"); type != "ephemeral")
+      throw invalid_value(f.path("type"), "'" + type + "' is not a cache_control type; expected 'ephemeral'.");
+    if (const auto ttl = f.string("ttl")) {
+      if (*ttl == "1h") at.ttl = std::chrono::seconds(3600);
+      else if (*ttl != "5m") throw invalid_value(f.path("ttl"), "'" + *ttl + "' is not a cache TTL; expected '5m' or '1h'.");
+    }
+    if (empty) throw invalid_value(p, "cache_control cannot be set for empty text blocks.");
+    if (at.ttl > std::chrono::seconds(300) && short_seen_)
+      throw invalid_value(f.path("ttl"), "a breakpoint with ttl '1h' must come before every one with ttl '5m' "
+                                         "(in the order tools, system, messages).");
+    short_seen_ = short_seen_ || at.ttl <= std::chrono::seconds(300);
+    if (out_.size() == kMaxBreakpoints)
+      throw invalid_value(p, "A maximum of " + std::to_string(kMaxBreakpoints) +
+                                 " blocks with cache_control may be provided; this is one more.");
+    out_.push_back(at);
+  }
+
+ private:
+  std::vector<CacheBreakpoint>& out_;
+  bool short_seen_ = false;
+};
+
+// The cut that ends after message `index`, whole or after `bytes` of its content.
+CacheBreakpoint after_message(std::size_t index, std::size_t bytes = std::string::npos) {
+  CacheBreakpoint at;
+  at.messages = index + 1;
+  at.content_bytes = bytes;
+  return at;
 }
 
 const json::array& need_array(const FieldReader& r, std::string_view key) {
@@ -81,12 +115,15 @@ ApiError unsupported_block(const FieldReader& b, const std::string& type, std::s
 
 // A text block's text.
 std::string text_of(const FieldReader& b, const json::object& o, const std::string& path) {
-  only_keys(o, path, {"type", "text", "citations"});
+  only_keys(o, path, {"type", "text", "citations", "cache_control"});
   return b.need_string("text");
 }
 
-// A string, or an array of text blocks joined with "\n" (as chat parts are).
-std::string text_content(const json::value& v, const std::string& path) {
+// A string, or an array of text blocks joined with "\n" (as chat parts are),
+// the content of message `index`. A marked block's breakpoint ends after
+// it (`inside`) or after the whole message.
+std::string text_content(const json::value& v, const std::string& path, Breakpoints& marks, std::size_t index,
+                         bool inside) {
   if (v.is_string()) return std::string(v.get_string());
   if (!v.is_array()) throw invalid_type(path, "a string or an array of text blocks", json_kind_name(v));
   std::string text;
@@ -97,7 +134,9 @@ std::string text_content(const json::value& v, const std::string& path) {
     const std::string type = block_type(b);
     if (type != "text") throw unsupported_block(b, type, "here; only text");
     if (j > 0) text += '\n';
-    text += text_of(b, o, p);
+    const std::string block = text_of(b, o, p);
+    text += block;
+    marks.read(o, p, after_message(index, inside ? text.size() : std::string::npos), block.empty());
   }
   return text;
 }
@@ -110,7 +149,8 @@ bool called_earlier(const std::vector<ChatMessage>& out, const std::string& id) 
 
 // A user turn's blocks: text blocks (consecutive ones one user message),
 // tool_result blocks each a tool message, in order.
-void add_user_blocks(const json::array& blocks, const std::string& path, std::vector<ChatMessage>& out) {
+void add_user_blocks(const json::array& blocks, const std::string& path, std::vector<ChatMessage>& out,
+                     Breakpoints& marks) {
   std::string text;
   bool has_text = false;  // (not an optional: gcc 12 warns falsely on one here)
   auto flush = [&] {
@@ -125,10 +165,12 @@ void add_user_blocks(const json::array& blocks, const std::string& path, std::ve
     const std::string type = block_type(b);
     if (type == "text") {
       if (has_text) text += '\n';
-      text += text_of(b, o, p);
+      const std::string block = text_of(b, o, p);
+      text += block;
       has_text = true;
+      marks.read(o, p, after_message(out.size(), text.size()), block.empty());  // flush() pushes it at out.size()
     } else if (type == "tool_result") {
-      only_keys(o, p, {"type", "tool_use_id", "content", "is_error"});
+      only_keys(o, p, {"type", "tool_use_id", "content", "is_error", "cache_control"});
       if (b.boolean("is_error").value_or(false))
         throw invalid_value(b.path("is_error"),
                             "kvgate does not tell the model that a tool failed yet; send false, and say so in the "
@@ -138,7 +180,9 @@ void add_user_blocks(const json::array& blocks, const std::string& path, std::ve
       if (!called_earlier(out, m.tool_call_id))
         throw invalid_value(b.path("tool_use_id"),
                             "'" + m.tool_call_id + "' is not the id of a tool_use block of an earlier assistant message.");
-      if (const json::value* c = b.find("content")) m.content = text_content(*c, b.path("content"));
+      if (const json::value* c = b.find("content"))
+        m.content = text_content(*c, b.path("content"), marks, out.size(), false);
+      marks.read(o, p, after_message(out.size()));
       out.push_back(std::move(m));
     } else {
       throw unsupported_block(b, type, "in a user message; it takes text and tool_result");
@@ -147,7 +191,10 @@ void add_user_blocks(const json::array& blocks, const std::string& path, std::ve
   flush();
 }
 
-ChatMessage assistant_blocks(const json::array& blocks, const std::string& path) {
+// An assistant turn's blocks, to be message `index`: a breakpoint on any of
+// them ends after the whole message (its text and calls render together).
+ChatMessage assistant_blocks(const json::array& blocks, const std::string& path, std::size_t index,
+                             Breakpoints& marks) {
   ChatMessage m{ChatRole::kAssistant, "", {}, {}};
   bool any_text = false;
   for (std::size_t j = 0; j < blocks.size(); ++j) {
@@ -157,10 +204,13 @@ ChatMessage assistant_blocks(const json::array& blocks, const std::string& path)
     const std::string type = block_type(b);
     if (type == "text") {
       if (any_text) m.content += '\n';
-      m.content += text_of(b, o, p);
+      const std::string block = text_of(b, o, p);
+      m.content += block;
       any_text = true;
+      marks.read(o, p, after_message(index), block.empty());
     } else if (type == "tool_use") {
-      only_keys(o, p, {"type", "id", "name", "input"});
+      only_keys(o, p, {"type", "id", "name", "input", "cache_control"});
+      marks.read(o, p, after_message(index));
       openai::ToolCall call{b.required_string("id"), b.required_string("name"), ""};
       call.arguments = json::serialize(need_object(b.need("input"), b.path("input")));
       m.tool_calls.push_back(std::move(call));
@@ -171,7 +221,7 @@ ChatMessage assistant_blocks(const json::array& blocks, const std::string& path)
   return m;
 }
 
-void add_messages(const FieldReader& body, std::vector<ChatMessage>& out) {
+void add_messages(const FieldReader& body, std::vector<ChatMessage>& out, Breakpoints& marks) {
   const json::array& a = need_array(body, "messages");
   if (a.empty()) throw openai::invalid_request("messages: at least one message is required", "messages", "empty_array");
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -183,7 +233,7 @@ void add_messages(const FieldReader& body, std::vector<ChatMessage>& out) {
     const json::value& content = m.need("content");
     if (role == "user") {
       if (content.is_string()) out.push_back({ChatRole::kUser, std::string(content.get_string()), {}, {}});
-      else if (content.is_array()) add_user_blocks(content.get_array(), m.path("content"), out);
+      else if (content.is_array()) add_user_blocks(content.get_array(), m.path("content"), out, marks);
       else throw invalid_type(m.path("content"), "a string or an array of blocks", json_kind_name(content));
     } else if (role == "assistant") {
       if (i + 1 == a.size())
@@ -191,7 +241,7 @@ void add_messages(const FieldReader& body, std::vector<ChatMessage>& out) {
                             "the last message is the assistant's (a prefill), which kvgate does not continue yet; "
                             "end with a user message.");
       if (content.is_string()) out.push_back({ChatRole::kAssistant, std::string(content.get_string()), {}, {}});
-      else if (content.is_array()) out.push_back(assistant_blocks(content.get_array(), m.path("content")));
+      else if (content.is_array()) out.push_back(assistant_blocks(content.get_array(), m.path("content"), out.size(), marks));
       else throw invalid_type(m.path("content"), "a string or an array of blocks", json_kind_name(content));
     } else {
       throw invalid_value(m.path("role"), "'" + role + "' is not a role of the Messages API; expected 'user' or "
@@ -211,7 +261,7 @@ bool valid_name(std::string_view name) {
 // tools and tool_choice, as the chat machinery's ChatTools: each tool an
 // OpenAI function {"type": "function", "function": {name, description,
 // parameters: input_schema}}, which is what chat templates render.
-std::optional<openai::ChatTools> parse_tools(const FieldReader& body) {
+std::optional<openai::ChatTools> parse_tools(const FieldReader& body, Breakpoints& marks) {
   openai::ChatTools tools;
   if (const json::value* v = body.find("tools")) {
     if (!v->is_array()) throw invalid_type("tools", "an array", json_kind_name(*v));
@@ -223,7 +273,10 @@ std::optional<openai::ChatTools> parse_tools(const FieldReader& body) {
         throw invalid_value(t.path("type"), "'" + type +
                                                 "' is one of Anthropic's own tools, which kvgate does not run; "
                                                 "describe it as a custom tool with an input_schema.");
-      only_keys(o, path, {"type", "name", "description", "input_schema"});
+      only_keys(o, path, {"type", "name", "description", "input_schema", "cache_control"});
+      CacheBreakpoint at;  // the tools up to this one, no message
+      at.tools = i + 1;
+      marks.read(o, path, at);
       const std::string name = t.required_string("name");
       if (!valid_name(name))
         throw invalid_value(t.path("name"), "a tool name is 1 to 64 letters, digits, '_' or '-'; got '" + name + "'.");
@@ -317,10 +370,10 @@ openai::GenerationOptions generation_options(const FieldReader& body, Purpose pu
   return o;
 }
 
-std::vector<ChatMessage> system_message(const FieldReader& body) {
+std::vector<ChatMessage> system_message(const FieldReader& body, Breakpoints& marks) {
   const json::value* s = body.find("system");
   if (!s) return {};
-  return {{ChatRole::kSystem, text_content(*s, "system"), {}, {}}};
+  return {{ChatRole::kSystem, text_content(*s, "system", marks, 0, true), {}, {}}};
 }
 
 void refuse_unserved(const json::object& object, const FieldReader& body) {
@@ -358,10 +411,12 @@ MessagesRequest parse_messages_request(std::string_view body_text, Purpose purpo
   refuse_unserved(object, body);
   MessagesRequest r;
   r.model = body.required_string("model");
-  r.messages = system_message(body);
-  add_messages(body, r.messages);
+  // Anthropic's order, which the TTL rule reads: tools, system, messages.
+  Breakpoints marks(r.breakpoints);
+  r.tools = parse_tools(body, marks);
+  r.messages = system_message(body, marks);
+  add_messages(body, r.messages, marks);
   r.options = generation_options(body, purpose);
-  r.tools = parse_tools(body);
   return r;
 }
 

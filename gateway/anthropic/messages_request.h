@@ -8,7 +8,7 @@
 //   max_tokens            required (not for count_tokens), an integer >= 1
 //   system                a string or an array of text blocks (joined with "\n"): the first, system message
 //   messages              required, non-empty: {role: "user" | "assistant", content: a string or blocks}
-//     text blocks         {type: "text", text} (citations allowed, as they describe the text)
+//     text blocks         {type: "text", text, cache_control?} (citations allowed, as they describe the text)
 //     tool_use            (assistant) {type, id, name, input: an object}: a call the model made
 //     tool_result         (user) {type, tool_use_id (an earlier tool_use's), content: a string or text blocks}:
 //                         a tool message, in the order the blocks come
@@ -17,16 +17,20 @@
 //   top_p                 (0, 1]; top_k: an integer >= 0 (0: off)
 //   stream                boolean
 //   metadata              {user_id}: recorded as the request's user, not interpreted
-//   tools                 [{name, description?, input_schema, type?: "custom"}]
+//   tools                 [{name, description?, input_schema, type?: "custom", cache_control?}]
 //   tool_choice           {type: "auto" | "any" (one call, to any tool) | "tool" (one call, to `name`) | "none",
 //                         disable_parallel_tool_use?}
 //   thinking              {type: "disabled"} only
 //   service_tier          accepted and not interpreted: it picks capacity, not the answer
 //
+//   cache_control         on a tool, a system text block or a message's block (text, tool_use,
+//                         tool_result): {type: "ephemeral", ttl?: "5m" (default) | "1h"}, at most
+//                         kMaxBreakpoints in all, no 1h one after a 5m one, none on an empty text
+//                         block: a CacheBreakpoint
+//
 // Anything else is a 400 naming it, as Anthropic answers unknown fields
 // ("Extra inputs are not permitted"), and with a reason where kvgate knows
-// the field and does not serve it yet: cache_control (prompt-caching
-// breakpoints; kvgate caches prefixes by itself), thinking enabled, image
+// the field and does not serve it yet: thinking enabled, image
 // and document blocks, thinking blocks, a tool_result's is_error, tools of
 // Anthropic's own (web search, bash, ...), a final assistant message
 // (a prefill, which kvgate does not continue), mcp_servers, container.
@@ -36,6 +40,7 @@
 // Pure; any thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -53,6 +58,8 @@ inline constexpr std::string_view kApiVersion = "2023-06-01";
 // Stop sequences a request may send: Anthropic names no bound; matching
 // costs each one pass over the text, so kvgate keeps one.
 inline constexpr std::size_t kMaxStopSequences = 16;
+// cache_control breakpoints a request may mark, as Anthropic allows.
+inline constexpr std::size_t kMaxBreakpoints = 4;
 
 // The anthropic-version header: required, as Anthropic requires it, and
 // kApiVersion. Throws ApiError 400 naming the header otherwise.
@@ -61,6 +68,19 @@ void check_api_version(std::optional<std::string_view> header);
 // The anthropic-beta header asks for behaviour kvgate does not have: a 400
 // naming it (and the betas) when present.
 void refuse_betas(std::optional<std::string_view> header);
+
+// A cache_control breakpoint: the prompt up to the end of the marked block
+// is to be written to the cache and pinned for `ttl`. Where the block
+// ends, as a cut of the request: its first `tools` tools and its first
+// `messages` messages, the last of those cut to its first `content_bytes`
+// bytes of content (npos: whole). A breakpoint on an assistant message's
+// block, or inside a tool_result, ends after that whole message.
+struct CacheBreakpoint {
+  std::size_t tools = std::string::npos;  // npos: all
+  std::size_t messages = 0;
+  std::size_t content_bytes = std::string::npos;
+  std::chrono::seconds ttl{300};
+};
 
 struct MessagesRequest {
   std::string model;
@@ -71,6 +91,7 @@ struct MessagesRequest {
   // user (metadata.user_id); the rest at its default.
   openai::GenerationOptions options;
   std::optional<openai::ChatTools> tools;  // none: no tools offered
+  std::vector<CacheBreakpoint> breakpoints;  // in the request's order: tools, system, messages
 };
 
 enum class Purpose { kCreate, kCountTokens };

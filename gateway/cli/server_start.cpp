@@ -81,6 +81,7 @@ serving::ApiModel api_model(const config::ServerConfig& c, const Model& model) {
   m.context_tokens = mc.context_length;
   m.max_prompt_tokens = c.limits.max_prompt_tokens;
   m.max_output_tokens = c.limits.max_output_tokens;
+  m.min_cache_breakpoint_tokens = c.limits.min_cache_breakpoint_tokens;
   return m;
 }
 

@@ -228,6 +228,10 @@ constexpr Option kLimitsOptions[] = {
     bind<&C::limits, &LimitsSection::max_output_tokens>(
         {"limits", "max_output_tokens", "max-output-tokens", K::kInt,
          "largest max_tokens a request may ask for; past it, 400; 0 = the model's context", 0, kMaxTokens}),
+    bind<&C::limits, &LimitsSection::min_cache_breakpoint_tokens>(
+        {"limits", "min_cache_breakpoint_tokens", "min-cache-breakpoint-tokens", K::kInt,
+         "the shortest prefix an Anthropic cache_control breakpoint writes and pins; a shorter one is not cached "
+         "or billed as a write", 1, kMaxTokens}),
 };
 
 // [kv_tiers]

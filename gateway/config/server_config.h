@@ -93,6 +93,9 @@ struct ModelSection {
 struct LimitsSection {
   int32_t max_prompt_tokens = 0;  // 0 = the model's context
   int32_t max_output_tokens = 0;  // the largest max_tokens a request may ask for; 0 = the model's context
+  // The shortest prefix a cache_control breakpoint writes and pins, as
+  // Anthropic's minimum cacheable length (docs/caching-apis.md).
+  int32_t min_cache_breakpoint_tokens = 1024;
 
   bool operator==(const LimitsSection&) const = default;
 };

@@ -18,7 +18,11 @@ json::value to_json(const UsageReport& u) {
   ext["cache_written_tokens"] = u.cache_written_tokens;
   ext["cost_micros"] = u.cost_micros;
   ext["currency"] = u.currency;
-  if (u.pin_asked) ext["cache_pin"] = json::object{{"pinned_tokens", u.pinned_tokens}, {"refused", u.pin_refused}};
+  if (u.pin_asked)
+    ext["cache_pin"] = json::object{
+        {"pinned_tokens", u.pinned_tokens},
+        {"refused", u.pin_refused},
+        {"written_tokens", json::object{{"5m", u.cache_write_5m_tokens}, {"1h", u.cache_write_1h_tokens}}}};
 
   json::object details;
   details["cached_tokens"] = u.cached_tokens();

@@ -12,10 +12,13 @@
 //    "kvgate": {"cached_tokens_by_tier": {"device": D, "host": H, "disk": K},
 //               "fresh_prefill_tokens": F, "cache_written_tokens": W,
 //               "cost_micros": M, "currency": "USD",
-//               "cache_pin": {"pinned_tokens": N, "refused": false}}}
-// cache_pin only when the request asked for a pin (prompt_cache_retention
-// or cache_ttl): how many prompt tokens are now pinned, or that the
-// tenant's cache quota had no room for them.
+//               "cache_pin": {"pinned_tokens": N, "refused": false,
+//                             "written_tokens": {"5m": W5, "1h": W1}}}}
+// cache_pin only when the request asked for a pin (prompt_cache_retention,
+// cache_ttl, Anthropic's cache_control): how many prompt tokens are now
+// pinned, or that the tenant's cache quota had no room for them, and how
+// many of them this request wrote (billed at the plan's write prices
+// instead of the fresh price, by the pin's lifetime; see tenancy/prices.h).
 // cost_micros is the price in millionths of the currency, as tenancy/
 // computes it. Clients that know only OpenAI's fields ignore "kvgate".
 //
@@ -38,6 +41,8 @@ struct UsageReport {
   uint64_t cached_disk_tokens = 0;
   uint64_t fresh_prefill_tokens = 0;
   uint64_t cache_written_tokens = 0;
+  uint64_t cache_write_5m_tokens = 0;  // part of fresh_prefill_tokens
+  uint64_t cache_write_1h_tokens = 0;  // part of fresh_prefill_tokens
   uint64_t cost_micros = 0;
   std::string currency = "USD";
   bool pin_asked = false;
@@ -45,6 +50,7 @@ struct UsageReport {
   bool pin_refused = false;
 
   uint64_t cached_tokens() const { return cached_device_tokens + cached_host_tokens + cached_disk_tokens; }
+  uint64_t pin_written_tokens() const { return cache_write_5m_tokens + cache_write_1h_tokens; }
   uint64_t total_tokens() const { return prompt_tokens + completion_tokens; }
   // Invariant 4: prompt = cached + fresh.
   bool balanced() const { return prompt_tokens == cached_tokens() + fresh_prefill_tokens; }

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "engine/finish_reason.h"
@@ -16,8 +17,18 @@
 
 namespace kvgate::serving {
 
-// Cached tokens by the tier they came from (prompt = device + host + disk + fresh).
-tenancy::TokenUsage token_usage(const RequestResult& r);
+// Cached tokens by the tier they came from (prompt = device + host + disk +
+// fresh), and the fresh tokens the request wrote into blocks it pinned, by
+// the pin's price class: a block in a span of up to kShortPinTtl is a
+// 5-minute write, one in a longer span a 1-hour write (the longest span a
+// block is in decides, as the pool keeps a block's longest ttl). A block
+// the request found cached is a read, never a write; a pin the engine
+// refused wrote nothing it bills. `pins` are the request's, `block_size`
+// the engine's.
+tenancy::TokenUsage token_usage(const RequestResult& r, std::span<const PinSpan> pins, int32_t block_size);
+
+// The longest pin billed as a 5-minute write (Anthropic's "5m").
+inline constexpr std::chrono::seconds kShortPinTtl{300};
 
 tenancy::FinishReason ledger_finish_reason(FinishReason r);
 
@@ -43,9 +54,9 @@ struct RecordIds {
   std::string model;
 };
 
-// cost_micros is left 0: Tenancy::finish prices the record by the plan its
-// ticket captured at admission.
-tenancy::LedgerRecord ledger_record(const RecordIds& ids, const RequestResult& r, const RequestTiming& t,
-                                    const WallAnchor& clock);
+// `usage` is token_usage()'s. cost_micros is left 0: Tenancy::finish prices
+// the record by the plan its ticket captured at admission.
+tenancy::LedgerRecord ledger_record(const RecordIds& ids, const tenancy::TokenUsage& usage, FinishReason finish,
+                                    const RequestTiming& t, const WallAnchor& clock);
 
 }  // namespace kvgate::serving

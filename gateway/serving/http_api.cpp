@@ -227,7 +227,7 @@ HttpApi::Prepared HttpApi::prepare(Parsed p, const tenancy::Principal& who, std:
   sr.cache_salt = opt.cache_salt;
   sr.prompt_cache_key = opt.prompt_cache_key;
   sr.ignore_eos = opt.ignore_eos;
-  sr.pin_ttl = opt.pin_ttl;
+  if (opt.pin_ttl.count() > 0) sr.pins = {{static_cast<int32_t>(sr.prompt.size()), opt.pin_ttl}};
   if (p.constraint) {
     try {
       sr.output_grammar = grammars_.compile(p.constraint->spec);

@@ -62,6 +62,9 @@ struct ApiModel {
   int32_t max_output_tokens = 0;  // the operator's bound on max_tokens; 0 = the context
   int32_t completions_default_max_tokens = 16;  // OpenAI's default for /v1/completions
   bool replica_only = false;  // a replica of a route front: no generation routes of its own
+  // The shortest prefix a cache_control breakpoint writes and pins
+  // (Anthropic's minimum cacheable length); a shorter one is dropped.
+  int32_t min_cache_breakpoint_tokens = 1024;
 };
 
 class HttpApi {
@@ -84,8 +87,9 @@ class HttpApi {
     std::optional<openai::OutputConstraint> constraint;  // what the output is held to, if anything
   };
   Parsed parse(const server::HttpRequest& req, openai::Endpoint endpoint) const;
-  // An Anthropic request, rendered and encoded as a chat.
-  Parsed parse(anthropic::MessagesRequest r) const;
+  // An Anthropic request, rendered and encoded as a chat; to be created,
+  // with its cache_control breakpoints as pins (cache_breakpoints.h).
+  Parsed parse(anthropic::MessagesRequest r, anthropic::Purpose purpose) const;
   void check_bounds(Parsed& p, openai::Endpoint endpoint) const;
   // A checked request, ready to start: what every API's route does alike.
   struct Prepared {

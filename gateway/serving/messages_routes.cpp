@@ -7,6 +7,7 @@
 
 #include "gateway/anthropic/message_response.h"
 #include "gateway/openai/api_error.h"
+#include "gateway/serving/cache_breakpoints.h"
 #include "gateway/serving/credentials.h"
 #include "gateway/serving/http_api.h"
 #include "gateway/serving/message_sinks.h"
@@ -25,12 +26,15 @@ tenancy::Principal admit_headers(const server::HttpRequest& req, tenancy::Tenanc
 
 }  // namespace
 
-HttpApi::Parsed HttpApi::parse(anthropic::MessagesRequest r) const {
+HttpApi::Parsed HttpApi::parse(anthropic::MessagesRequest r, anthropic::Purpose purpose) const {
   Parsed p;
   p.model = std::move(r.model);
   p.options = std::move(r.options);
   const openai::ChatInput input{r.messages, true, nullptr, r.tools ? &*r.tools : nullptr};
-  p.serve.prompt = encoder_.encode(chat_.render(input, encoder_));
+  const std::string rendered = chat_.render(input, encoder_);
+  p.serve.prompt = encoder_.encode(rendered);
+  if (purpose == anthropic::Purpose::kCreate)
+    p.serve.pins = breakpoint_pins(r, chat_, encoder_, rendered, p.serve.prompt, model_.min_cache_breakpoint_tokens);
   p.constraint = openai::output_constraint(openai::ResponseFormat{}, r.tools, chat_.tool_format());
   if (r.tools && r.tools->choice != openai::ToolChoice::kNone) {
     p.tool_names = r.tools->names;
@@ -45,7 +49,7 @@ void HttpApi::messages(const server::HttpRequest& req, server::Reply& reply) con
     throw openai::permission_denied(
         "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = admit_headers(req, tenancy_);
-  Parsed p = parse(anthropic::parse_messages_request(req.body, anthropic::Purpose::kCreate));
+  Parsed p = parse(anthropic::parse_messages_request(req.body, anthropic::Purpose::kCreate), anthropic::Purpose::kCreate);
   check_bounds(p, openai::Endpoint::kChatCompletions);
   const bool stream = p.options.stream;
   const auto prompt_tokens = static_cast<uint64_t>(p.serve.prompt.size());
@@ -66,7 +70,8 @@ void HttpApi::messages(const server::HttpRequest& req, server::Reply& reply) con
 // message would be; nothing runs on the engine and nothing is billed.
 void HttpApi::count_tokens(const server::HttpRequest& req, server::Reply& reply) const {
   admit_headers(req, tenancy_);
-  const Parsed p = parse(anthropic::parse_messages_request(req.body, anthropic::Purpose::kCountTokens));
+  const Parsed p = parse(anthropic::parse_messages_request(req.body, anthropic::Purpose::kCountTokens),
+                         anthropic::Purpose::kCountTokens);
   if (p.model != model_.id) throw openai::model_not_found(p.model);
   send_json(reply, 200, anthropic::count_tokens_response(p.serve.prompt.size()));
 }

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <utility>
 
 #include "base/error.h"
@@ -32,8 +33,15 @@ namespace {
 tenancy::TokenUsage priced_fresh(tenancy::TokenUsage u) {
   u.fresh_prefill += u.cached();
   u.cached_device = u.cached_host = u.cached_disk = 0;
-  u.cache_written = 0;
+  u.cache_written = u.cache_write_5m = u.cache_write_1h = 0;
   return u;
+}
+
+// The longest prefix a request pins: what its pin needs room for.
+size_t pinned_prefix(std::span<const PinSpan> pins) {
+  int32_t n = 0;
+  for (const PinSpan& p : pins) n = std::max(n, p.tokens);
+  return static_cast<size_t>(n);
 }
 
 // The access log's line for a settled request: the numbers the client was
@@ -123,8 +131,8 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
 }
 
 std::optional<tenancy::Refusal> Pipeline::pin_refusal(const tenancy::QuotaLimits& quotas, TenantId label,
-                                                      size_t prompt_tokens) const {
-  const auto need = static_cast<uint64_t>(prompt_tokens) / static_cast<uint64_t>(engine_.bounds().block_size);
+                                                      size_t pinned_tokens) const {
+  const auto need = static_cast<uint64_t>(pinned_tokens) / static_cast<uint64_t>(engine_.bounds().block_size);
   const auto held = static_cast<uint64_t>(engine_.pinned_blocks(label));
   const std::string pinning = "pinning this prompt's " + std::to_string(need) + " KV blocks would exceed ";
   if (std::optional<tenancy::Refusal> r = tenancy::check_kv_blocks(quotas, held, need)) {
@@ -161,7 +169,7 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
   er.scope = id.scope;
   er.cache_salt = req.cache_salt;
   er.ignore_eos = req.ignore_eos;
-  er.pin_ttl = req.pin_ttl;
+  er.pins = req.pins;
   er.output_grammar = req.output_grammar;
   er.placement_key = placement_key(id.scope, req.prompt_cache_key);
   // The chain is hashed here, at the edge, under the tenant's scope: the
@@ -182,8 +190,8 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
   // never a pool full of pins later (the engine checks again when it pins:
   // two pins can race).
   const tenancy::QuotaLimits& quotas = req.who.tenant.quotas;
-  if (er.pin_ttl.count() > 0) {
-    if (std::optional<tenancy::Refusal> r = pin_refusal(quotas, id.label, er.prompt.size())) {
+  if (!er.pins.empty()) {
+    if (std::optional<tenancy::Refusal> r = pin_refusal(quotas, id.label, pinned_prefix(er.pins))) {
       metrics_.refused(req.who.tenant.id, r->limit);
       return NotStarted{NotStarted::Why::kQuota, r->message, *r};
     }
@@ -241,15 +249,15 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
     s.stop_sequence = StopStrings(f->req.stop).push(tokenizer_.decode(f->seen)).matched;
     if (s.stop_sequence.empty() && f->req.stop.size() == 1) s.stop_sequence = f->req.stop.front();
   }
-  s.usage = token_usage(done.result);
-  s.pin_asked = f->req.pin_ttl.count() > 0;
+  s.usage = token_usage(done.result, f->req.pins, engine_.bounds().block_size);
+  s.pin_asked = !f->req.pins.empty();
   s.pinned_tokens = static_cast<uint64_t>(done.result.pinned_tokens);
   s.pin_refused = done.result.pin_refused;
   if (done.result.finish == FinishReason::kError) s.error = done.error;
   try {
     if (consumed_work(done.timing)) {
       const RecordIds ids{f->req.request_id, f->req.who.tenant.id, f->req.who.key_id, f->req.model};
-      tenancy_.finish(f->ticket, ledger_record(ids, done.result, done.timing, f->clock));
+      tenancy_.finish(f->ticket, ledger_record(ids, s.usage, done.result.finish, done.timing, f->clock));
       s.recorded = true;
       s.cost_micros = tenancy::cost_micros(f->ticket.plan, s.usage);
       uncached_cost = tenancy::try_cost_micros(f->ticket.plan, priced_fresh(s.usage)).value_or(s.cost_micros);

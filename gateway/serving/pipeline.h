@@ -44,7 +44,9 @@ struct ServeRequest {
   std::string prompt_cache_key;  // a placement hint on a front (empty: none)
   bool ignore_eos = false;
   int32_t priority = 0;
-  std::chrono::seconds pin_ttl{0};  // keep the prompt's prefix pinned after it (0: no pin)
+  // Prefixes of the prompt to keep pinned after it (none: no pin); each
+  // written under a pin is billed at the write price of its ttl.
+  std::vector<PinSpan> pins;
   std::optional<grammar::OutputGrammar> output_grammar;  // constrained decoding (none: free text)
   // A chat with tools: these control tokens reach the sink as their text,
   // for its tool-call parser (which keeps them from the client).
@@ -104,11 +106,11 @@ class Pipeline {
   ServingMetrics& metrics() { return metrics_; }
 
  private:
-  // Why a pin of a prompt this long cannot be admitted: the tenant's cache
+  // Why a pin of a prefix this long cannot be admitted: the tenant's cache
   // quota, its pin quota or the server's cap on pins is full (a 429); none
   // when it fits, as far as the engine last said.
   std::optional<tenancy::Refusal> pin_refusal(const tenancy::QuotaLimits& quotas, TenantId label,
-                                              size_t prompt_tokens) const;
+                                              size_t pinned_tokens) const;
   struct Flight;
   std::variant<RequestId, NotStarted> begin(ServeRequest req, std::shared_ptr<Sink> sink);
   void finish(const std::shared_ptr<Flight>& f, const Completion& done);

@@ -31,6 +31,8 @@ openai::UsageReport usage_report(const Served& s) {
   u.cached_disk_tokens = s.usage.cached_disk;
   u.fresh_prefill_tokens = s.usage.fresh_prefill;
   u.cache_written_tokens = s.usage.cache_written;
+  u.cache_write_5m_tokens = s.usage.cache_write_5m;
+  u.cache_write_1h_tokens = s.usage.cache_write_1h;
   u.cost_micros = s.cost_micros;
   u.pin_asked = s.pin_asked;
   u.pinned_tokens = s.pinned_tokens;

@@ -3,8 +3,11 @@
 // both ways the SDK offers, count_tokens, a stop sequence, a tool_use
 // round trip (stories260K through the generic tool prompt, the call forced
 // by tool_choice "any"), errors by their SDK classes, and usage that is the
-// ledger's: input_tokens + cache_read_input_tokens is the prompt, which
-// count_tokens counts, and a repeat reads its prefix from the cache.
+// ledger's: input_tokens + cache_creation_input_tokens +
+// cache_read_input_tokens is the prompt, which count_tokens counts, and a
+// repeat reads its prefix from the cache; cache_control breakpoints write
+// and pin (a 1 h one and a 5 m one), bill by the plan's write prices, and
+// never hit another tenant's identical prefix.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
@@ -44,14 +47,36 @@ async function ledgerOf(response) {
 }
 
 function assertUsageIsLedgers(usage, record) {
-  assert.equal(usage.input_tokens + usage.cache_read_input_tokens, record.prompt_tokens);
+  assert.equal(usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens,
+    record.prompt_tokens);
   assert.equal(usage.cache_read_input_tokens, record.cached_tokens);
-  assert.equal(usage.cache_creation_input_tokens, 0);
+  const written = record.cache_write_tokens_by_ttl;
+  assert.equal(usage.cache_creation_input_tokens, written['5m'] + written['1h']);
+  if (usage.cache_creation) {  // the streamed final message carries only the totals
+    assert.equal(usage.cache_creation.ephemeral_5m_input_tokens, written['5m']);
+    assert.equal(usage.cache_creation.ephemeral_1h_input_tokens, written['1h']);
+  }
   assert.equal(usage.output_tokens, record.completion_tokens);
 }
 
+// The record's cost under `plan` (tenancy/prices.h): each part at its price,
+// summed in micro-units per million tokens, rounded half up once.
+function priced(plan, record) {
+  const w5 = BigInt(record.cache_write_tokens_by_ttl['5m']), w1 = BigInt(record.cache_write_tokens_by_ttl['1h']);
+  const fresh = BigInt(record.fresh_prefill_tokens) - w5 - w1;
+  const sum = fresh * BigInt(plan.fresh_input_per_mtok) + w5 * BigInt(plan.cache_write_5m_per_mtok) +
+    w1 * BigInt(plan.cache_write_1h_per_mtok) + BigInt(record.cached_tokens) * BigInt(plan.cached_input_per_mtok) +
+    BigInt(record.cache_written_tokens) * BigInt(plan.cache_write_per_mtok) +
+    BigInt(record.completion_tokens) * BigInt(plan.output_per_mtok);
+  return Number((sum + 500000n) / 1000000n);
+}
+
+// A prefix breakpoints may write: the server's minimum is lowered to fit
+// stories260K's 512-token context (Anthropic's is 1024).
+const kMinBreakpointTokens = 64;
+
 before(async () => {
-  server = await startServer();
+  server = await startServer(['--min-cache-breakpoint-tokens', String(kMinBreakpointTokens)]);
   client = clientFor({ apiKey: server.apiKey });
 });
 after(async () => {
@@ -191,6 +216,64 @@ test('tool_use round trip: a forced call, then its result', async () => {
   assert.ok(['end_turn', 'max_tokens'].includes(next.stop_reason));
 });
 
+// A long system prompt with a 1 h breakpoint, the question with a 5 m one.
+function breakpointParams(topic) {
+  const system = `You tell stories about ${topic}. ` + story.repeat(3);
+  return {
+    model, max_tokens: 4, temperature: 0,
+    system: [{ type: 'text', text: system, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    messages: [{ role: 'user', content: [{ type: 'text', text: `Tell me one about ${topic}.`,
+      cache_control: { type: 'ephemeral' } }] }],
+  };
+}
+
+test('cache_control: the first call writes the breakpoints, the second reads them; each billed by the plan', async () => {
+  const plans = (await admin('GET', '/admin/plans')).json.data;
+  const plan = plans.find((p) => p.id === 'demo');
+  assert.ok(plan.cache_write_5m_per_mtok > plan.fresh_input_per_mtok, 'a write costs more than fresh input');
+  const key = await newTenantKey('e2e-breakpoints');
+  const tenant = clientFor({ apiKey: key });
+  const params = breakpointParams('a dragon');
+  const counted = (await tenant.messages.countTokens({ model, system: params.system, messages: params.messages }))
+    .input_tokens;
+  assert.ok(counted > 2 * kMinBreakpointTokens, `a prompt of ${counted} tokens`);
+
+  const { data: first, response: r1 } = await tenant.messages.create(params).withResponse();
+  const u1 = first.usage;
+  assert.ok(u1.cache_creation_input_tokens > 0, JSON.stringify(u1));
+  assert.equal(u1.cache_read_input_tokens, 0, JSON.stringify(u1));
+  assert.ok(u1.cache_creation.ephemeral_1h_input_tokens >= kMinBreakpointTokens, JSON.stringify(u1));
+  assert.ok(u1.cache_creation.ephemeral_5m_input_tokens > 0, 'the question adds blocks past the system prompt');
+  assert.equal(u1.input_tokens + u1.cache_creation_input_tokens + u1.cache_read_input_tokens, counted);
+  const rec1 = await ledgerOf(r1);
+  assertUsageIsLedgers(u1, rec1);
+  assert.equal(rec1.cost_micros, priced(plan, rec1));
+  assert.equal(u1.kvgate.cost_micros, rec1.cost_micros);
+
+  // The same request, streamed: what the first wrote is read, nothing written.
+  const stream = tenant.messages.stream(params);
+  const second = await stream.finalMessage();
+  const u2 = second.usage;
+  assert.equal(u2.cache_creation_input_tokens, 0, JSON.stringify(u2));
+  assert.equal(u2.cache_read_input_tokens, u1.cache_creation_input_tokens, JSON.stringify(u2));
+  assert.equal(u2.input_tokens + u2.cache_read_input_tokens, counted);
+  assert.match(stream.request_id, /^req_/, 'the request-id header names the ledger record');
+  const rec2 = await ledgerOf({ headers: new Map([['x-request-id', stream.request_id]]) });
+  assertUsageIsLedgers(u2, rec2);
+  assert.equal(rec2.cost_micros, priced(plan, rec2));
+
+  // Another tenant's identical request finds nothing of the first's.
+  const other = clientFor({ apiKey: await newTenantKey('e2e-breakpoints-2') });
+  const u3 = (await other.messages.create(params)).usage;
+  assert.equal(u3.cache_read_input_tokens, 0, JSON.stringify(u3));
+  assert.equal(u3.cache_creation_input_tokens, u1.cache_creation_input_tokens);
+
+  // A short prefix is no breakpoint: below the minimum nothing is written.
+  const short = await tenant.messages.create({ model, max_tokens: 2,
+    messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi.', cache_control: { type: 'ephemeral' } }] }] });
+  assert.equal(short.usage.cache_creation_input_tokens, 0, JSON.stringify(short.usage));
+});
+
 test('errors in Anthropic\'s shape, by the SDK\'s classes', async () => {
   await assert.rejects(
     clientFor({ apiKey: 'kvg-not-a-key' }).messages.create({ model, max_tokens: 2, messages: [{ role: 'user', content: 'x' }] }),
@@ -203,10 +286,12 @@ test('errors in Anthropic\'s shape, by the SDK\'s classes', async () => {
     client.messages.create({ model, max_tokens: 2, messages: [{ role: 'user', content: 'x' }], top_k: -3 }),
     (e) => e instanceof Anthropic.BadRequestError && e.error.error.type === 'invalid_request_error' &&
       /top_k/.test(e.error.error.message));
+  const marked = (text) => ({ type: 'text', text, cache_control: { type: 'ephemeral' } });
   await assert.rejects(
-    client.messages.create({ model, max_tokens: 2, messages: [{ role: 'user', content: 'x' }],
-      system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }] }),
-    (e) => e instanceof Anthropic.BadRequestError && /system\[0\]\.cache_control/.test(e.error.error.message));
+    client.messages.create({ model, max_tokens: 2, system: [marked('a'), marked('b')],
+      messages: [{ role: 'user', content: [marked('c'), marked('d'), marked('e')] }] }),
+    (e) => e instanceof Anthropic.BadRequestError && /messages\[0\]\.content\[2\]\.cache_control/.test(e.error.error.message) &&
+      /maximum of 4/.test(e.error.error.message));
   await assert.rejects(
     client.messages.create({ model: 'nope', max_tokens: 2, messages: [{ role: 'user', content: 'x' }] }),
     (e) => e instanceof Anthropic.NotFoundError && e.error.error.type === 'not_found_error');

@@ -29,7 +29,7 @@ void call(std::string_view in) {
   const Request &a = c.request, &b = again.request;
   if (a.prompt != b.prompt || a.stop_ids != b.stop_ids || a.scope != b.scope || a.cache_salt != b.cache_salt ||
       a.max_tokens != b.max_tokens || a.ignore_eos != b.ignore_eos || a.use_cache != b.use_cache ||
-      a.pin_ttl != b.pin_ttl || a.sampling.temperature != b.sampling.temperature ||
+      a.pins != b.pins || a.sampling.temperature != b.sampling.temperature ||
       a.sampling.top_k != b.sampling.top_k || a.sampling.top_p != b.sampling.top_p ||
       a.sampling.seed != b.sampling.seed || c.who.tenant != again.who.tenant ||
       c.who.priority != again.who.priority || c.who.cache_quota_blocks != again.who.cache_quota_blocks)

@@ -76,6 +76,24 @@ Tokens read_tokens(const FieldReader& f, std::string_view key) {
   return out;
 }
 
+// [[tokens, ttl_s], ...]: Request::pins, each pair non-negative (the
+// engine checks the rest against the prompt).
+std::vector<PinSpan> read_pins(const FieldReader& f, std::string_view key) {
+  const json::value& v = f.need(key);
+  const std::string field = f.path(key);
+  if (!v.is_array()) wrong_type(field, "an array of [tokens, ttl_s] pairs", v);
+  std::vector<PinSpan> out;
+  for (size_t i = 0; i < v.get_array().size(); ++i) {
+    const json::value& p = v.get_array()[i];
+    const std::string at = index_path(field, i);
+    if (!p.is_array() || p.get_array().size() != 2) wrong_type(at, "a [tokens, ttl_s] pair", p);
+    const auto tokens = f.integer_in(p.get_array()[0], at + "[0]", 0, std::numeric_limits<int32_t>::max());
+    const auto ttl = f.integer_in(p.get_array()[1], at + "[1]", 0, std::numeric_limits<int64_t>::max());
+    out.push_back({static_cast<int32_t>(tokens), std::chrono::seconds(ttl)});
+  }
+  return out;
+}
+
 int32_t read_i32(const FieldReader& f, std::string_view key, int32_t min = std::numeric_limits<int32_t>::min()) {
   return static_cast<int32_t>(f.need_integer(key, min, std::numeric_limits<int32_t>::max()));
 }
@@ -159,7 +177,8 @@ std::string encode_replica_call(const Request& r, const Submitter& who) {
   // sender's bug, told here rather than as the replica's 400.
   if (who.cache_quota_blocks < 0) fail("cache_quota_blocks", "negative");
   if (r.max_tokens < 0) fail("max_tokens", "negative");
-  if (r.pin_ttl.count() < 0) fail("pin_ttl_s", "negative");
+  for (size_t i = 0; i < r.pins.size(); ++i)
+    if (r.pins[i].tokens < 0 || r.pins[i].ttl.count() < 0) fail(index_path("pins", i), "negative");
   json::object sampling;
   sampling["temperature"] = float_value(r.sampling.temperature, "sampling.temperature");
   sampling["top_k"] = r.sampling.top_k;
@@ -175,7 +194,9 @@ std::string encode_replica_call(const Request& r, const Submitter& who) {
   o["ignore_eos"] = r.ignore_eos;
   o["use_cache"] = r.use_cache;
   o["cache_salt"] = r.cache_salt;
-  o["pin_ttl_s"] = static_cast<int64_t>(r.pin_ttl.count());
+  json::array pins;
+  for (const PinSpan& p : r.pins) pins.emplace_back(json::array{p.tokens, static_cast<int64_t>(p.ttl.count())});
+  o["pins"] = std::move(pins);
   o["stop_ids"] = checked_ids(r.stop_ids, "stop_ids");
   o["sampling"] = std::move(sampling);
   if (r.output_grammar) o["output_grammar"] = r.output_grammar->spec;
@@ -196,7 +217,7 @@ ReplicaCall parse_replica_call(std::string_view body) {
   r.ignore_eos = f.need_boolean("ignore_eos");
   r.use_cache = f.need_boolean("use_cache");
   r.cache_salt = f.need_string("cache_salt");
-  r.pin_ttl = std::chrono::seconds(f.need_integer("pin_ttl_s", 0, std::numeric_limits<int64_t>::max()));
+  r.pins = read_pins(f, "pins");
   r.stop_ids = read_tokens(f, "stop_ids");
   const FieldReader s = f.need_object("sampling");
   r.sampling.temperature = read_float(s, "temperature");

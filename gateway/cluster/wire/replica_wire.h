@@ -8,7 +8,7 @@
 //     {"prompt":[ids], "scope":"<32 hex, hi then lo>", "tenant":u64,
 //      "priority":i32, "cache_quota_blocks":i64, "max_tokens":i32,
 //      "ignore_eos":bool, "use_cache":bool, "cache_salt":"...",
-//      "pin_ttl_s":i64, "stop_ids":[ids],
+//      "pins":[[tokens:i32, ttl_s:i64], ...], "stop_ids":[ids],
 //      "sampling":{"temperature":f, "top_k":i32, "top_p":f, "seed":u64}}
 //   The prompt's chain is not sent: the replica hashes the prompt under the
 //   scope itself, as the engine does when Request::prompt_chain is empty.

@@ -47,7 +47,7 @@ struct PinFixture : ::testing::Test {
 TEST_F(PinFixture, APinnedPromptSurvivesPressureUntilItsTtlThenBecomesEvictable) {
   auto s = make(16, /*tenant_pinned_percent=*/50);  // room for its 3 blocks
   Request pinned = greedy(prompt_of(50, 1), 4, kScopeA);  // 3 full blocks of 16
-  pinned.pin_ttl = 300s;
+  pinned.pins = {{static_cast<int32_t>(pinned.prompt.size()), 300s}};
   const RequestResult first = run_one(*s, pinned, {kA});
   EXPECT_EQ(first.pinned_tokens, 48);
   EXPECT_FALSE(first.pin_refused);
@@ -68,10 +68,34 @@ TEST_F(PinFixture, APinnedPromptSurvivesPressureUntilItsTtlThenBecomesEvictable)
   EXPECT_EQ(cold.output, first.output);
 }
 
+// Two breakpoints: the first two blocks for an hour, the prompt's five for
+// five minutes. Each block keeps the longest ttl of the spans it is in.
+TEST_F(PinFixture, EachSpanKeepsItsOwnTtl) {
+  auto s = make(24, /*tenant_pinned_percent=*/50);
+  Request pinned = greedy(prompt_of(84, 5), 4, kScopeA);  // 5 full blocks of 16
+  pinned.pins = {{32, 3600s}, {84, 300s}};
+  const RequestResult first = run_one(*s, pinned, {kA});
+  EXPECT_EQ(first.pinned_tokens, 80);
+  EXPECT_EQ(s->pool().pinned_blocks(kA), 5);
+
+  now += 301s;
+  flood(*s, 16);
+  const RequestResult after_5m = run_one(*s, greedy(prompt_of(84, 5), 4, kScopeA), {kA});
+  EXPECT_EQ(after_5m.cached_tokens, 32) << "the hour's two blocks outlived the five minutes' three";
+  EXPECT_EQ(after_5m.output, first.output);
+
+  now += 3601s;
+  flood(*s, 16);
+  const RequestResult after_1h = run_one(*s, greedy(prompt_of(84, 5), 4, kScopeA), {kA});
+  EXPECT_EQ(s->pool().pinned_blocks(kA), 0);
+  EXPECT_EQ(after_1h.cached_tokens, 0);
+  EXPECT_EQ(after_1h.output, first.output);
+}
+
 TEST_F(PinFixture, APinOverTheTenantsCacheQuotaIsRefusedAndBillsNoWrite) {
   auto s = make(32);
   Request r = greedy(prompt_of(50, 2), 2, kScopeA);
-  r.pin_ttl = 300s;
+  r.pins = {{static_cast<int32_t>(r.prompt.size()), 300s}};
   const RequestResult refused = run_one(*s, r, {kA, 0, /*cache_quota_blocks=*/2});
   EXPECT_TRUE(refused.pin_refused);
   EXPECT_EQ(refused.pinned_tokens, 0);
@@ -79,13 +103,13 @@ TEST_F(PinFixture, APinOverTheTenantsCacheQuotaIsRefusedAndBillsNoWrite) {
   EXPECT_EQ(s->pool().pinned_blocks(kA), 0);
 
   Request again = greedy(prompt_of(50, 3), 2, kScopeA);
-  again.pin_ttl = 300s;
+  again.pins = {{static_cast<int32_t>(again.prompt.size()), 300s}};
   const RequestResult ok = run_one(*s, again, {kA, 0, /*cache_quota_blocks=*/3});
   EXPECT_FALSE(ok.pin_refused);
   EXPECT_EQ(ok.pinned_tokens, 48);
   // A second pin of three more blocks does not fit beside the first.
   Request third = greedy(prompt_of(50, 4), 2, kScopeA);
-  third.pin_ttl = 300s;
+  third.pins = {{static_cast<int32_t>(third.prompt.size()), 300s}};
   EXPECT_TRUE(run_one(*s, third, {kA, 0, 3}).pin_refused);
 }
 
@@ -109,7 +133,7 @@ TEST_F(PinFixture, OneTenantsPinFloodStopsAtItsDefaultPinQuotaAndAnotherTenantIs
   int32_t pinned = 0, refused = 0;
   for (int32_t i = 0; i < 10; ++i) {
     Request r = greedy(prompt_of(48, 200 + i), 2, kScopeA);
-    r.pin_ttl = 3600s;
+    r.pins = {{static_cast<int32_t>(r.prompt.size()), 3600s}};
     const std::optional<RequestResult> res = run_bounded(*s, r, {kA});  // no quota of its own
     ASSERT_TRUE(res) << "the flooding tenant's own request " << i << " stalled";
     res->pin_refused ? ++refused : ++pinned;
@@ -128,7 +152,7 @@ TEST_F(PinFixture, PinsOfManyTenantsStopAtTheServerCapAndAnotherTenantIsStillSer
   int32_t refused = 0;
   for (TenantId t = 10; t < 20; ++t) {  // each within its own default pin quota of 3 blocks
     Request r = greedy(prompt_of(48, 300 + t), 2, cache::ScopeId{static_cast<uint64_t>(t), 7});
-    r.pin_ttl = 3600s;
+    r.pins = {{static_cast<int32_t>(r.prompt.size()), 3600s}};
     const std::optional<RequestResult> res = run_bounded(*s, r, {t});
     ASSERT_TRUE(res) << "tenant " << t << "'s request stalled";
     if (res->pin_refused) ++refused;
@@ -149,7 +173,7 @@ TEST_F(PinFixture, ATenantsOwnPinQuotaReplacesTheDefaultButNotTheServerCap) {
   int32_t pins = 0;
   for (int32_t i = 0; i < 8; ++i) {
     Request r = greedy(prompt_of(48, 400 + i), 2, kScopeA);
-    r.pin_ttl = 300s;
+    r.pins = {{static_cast<int32_t>(r.prompt.size()), 300s}};
     Submitter who{kA};
     who.pin_quota_blocks = 1000;  // the operator's quota for this tenant: more than the cap
     const std::optional<RequestResult> res = run_bounded(*s, r, who);
@@ -178,7 +202,7 @@ TEST_F(PinFixture, PinsAndQuotasNeverChangeTheOutput) {
   auto plain = make_prefix_scheduler(stories(), off);
   for (int32_t i = 0; i < 8; ++i) {
     Request r = greedy(prompt_of(50 + i, i % 3), 6, kScopeA);
-    r.pin_ttl = i % 2 ? 300s : 0s;
+    if (i % 2) r.pins = {{static_cast<int32_t>(r.prompt.size()), 300s}};
     const RequestResult a = run_one(*cached, r, {kA, 0, 4});
     const RequestResult b = run_one(*plain, greedy(prompt_of(50 + i, i % 3), 6, kScopeA), {kA});
     EXPECT_EQ(a.output, b.output) << "request " << i;

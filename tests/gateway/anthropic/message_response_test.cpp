@@ -54,9 +54,21 @@ TEST(MessageResponse, UsageSplitsThePromptIntoReadsAndInput) {
   const json::object u = usage_json(usage(100, 64, 5));
   EXPECT_EQ(u.at("input_tokens").to_number<uint64_t>(), 36u);
   EXPECT_EQ(u.at("cache_read_input_tokens").to_number<uint64_t>(), 64u);
-  EXPECT_EQ(u.at("cache_creation_input_tokens").as_int64(), 0);
+  EXPECT_EQ(u.at("cache_creation_input_tokens").to_number<uint64_t>(), 0u);
   EXPECT_EQ(u.at("output_tokens").to_number<uint64_t>(), 5u);
   EXPECT_EQ(u.at("kvgate").at("cost_micros").to_number<uint64_t>(), 7u);
+}
+
+TEST(MessageResponse, PinnedWritesAreCacheCreationByTtl) {
+  openai::UsageReport u = usage(100, 32, 5);
+  u.cache_write_5m_tokens = 16;
+  u.cache_write_1h_tokens = 48;
+  const json::object j = usage_json(u);
+  EXPECT_EQ(j.at("input_tokens").to_number<uint64_t>(), 4u);
+  EXPECT_EQ(j.at("cache_creation_input_tokens").to_number<uint64_t>(), 64u);
+  EXPECT_EQ(j.at("cache_read_input_tokens").to_number<uint64_t>(), 32u);
+  EXPECT_EQ(j.at("cache_creation"),
+            json::parse(R"({"ephemeral_5m_input_tokens": 16, "ephemeral_1h_input_tokens": 48})"));
 }
 
 TEST(MessageResponse, TextMessage) {

@@ -147,14 +147,10 @@ TEST(MessagesRequest, RefusesWhatItDoesNotServe) {
       {body_with(R"("stop_sequences": [""])"), "stop_sequences[0]"},
       {body_with(R"("metadata": {"user_id": "u", "x": 1})"), "metadata.x"},
       {body_with(R"("cache_control": {"type": "ephemeral"})"), "cache_control"},
-      {body_with(R"("system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}])"),
-       "system[0].cache_control"},
       {body_with(R"("thinking": {"type": "enabled", "budget_tokens": 1024})"), "thinking.type"},
       {body_with(R"("mcp_servers": [])"), "mcp_servers"},
       {body_with(R"("frequency_penalty": 1)"), "frequency_penalty"},
       {body_with("", R"([{"role": "user", "content": [{"type": "image", "source": {}}]}])"), "messages[0].content[0].type"},
-      {body_with("", R"([{"role": "user", "content": [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral"}}]}])"),
-       "messages[0].content[0].cache_control"},
       {body_with("", R"([{"role": "system", "content": "x"}])"), "messages[0].role"},
       {body_with("", R"([{"role": "user", "content": "x"}, {"role": "assistant", "content": "prefill"}])"),
        "messages[1].role"},
@@ -170,9 +166,71 @@ TEST(MessagesRequest, RefusesWhatItDoesNotServe) {
       {body_with(R"("tools": [{"type": "web_search_20250305", "name": "web_search"}])"), "tools[0].type"},
       {body_with(R"("tools": [{"name": "f"}])"), "tools[0].input_schema"},
       {body_with(R"("tools": [{"name": "bad name", "input_schema": {}}])"), "tools[0].name"},
-      {body_with(R"("tools": [{"name": "f", "input_schema": {}, "cache_control": {"type": "ephemeral"}}])"),
-       "tools[0].cache_control"},
       {body_with(R"("tools": [{"name": "f", "input_schema": {}}, {"name": "f", "input_schema": {}}])"), "tools[1].name"},
+  };
+  for (const auto& [body, field] : cases) expect_refused(body, field);
+}
+
+// cache_control breakpoints: where each ends, as a cut of the request, and
+// its ttl; on tools, system blocks and every kind of message block.
+TEST(MessagesRequest, CacheControlBreakpoints) {
+  const std::string cc = R"("cache_control": {"type": "ephemeral")";
+  const MessagesRequest r = parse(body_with(
+      R"("tools": [{"name": "f", "input_schema": {}}, {"name": "g", "input_schema": {}, )" + cc +
+          R"(, "ttl": "1h"}}],
+         "system": [{"type": "text", "text": "abc"}, {"type": "text", "text": "de", )" + cc + R"(, "ttl": "1h"}},
+                    {"type": "text", "text": "f"}])",
+      R"([{"role": "user", "content": [{"type": "text", "text": "hi", )" + cc + R"(}}, {"type": "text", "text": "x"}]},
+          {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}, )" + cc + R"(}}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]}])"));
+  ASSERT_EQ(r.breakpoints.size(), 4u);
+  using std::chrono::seconds;
+  EXPECT_EQ(r.breakpoints[0].tools, 2u) << "the tools up to the marked one, no message";
+  EXPECT_EQ(r.breakpoints[0].messages, 0u);
+  EXPECT_EQ(r.breakpoints[0].ttl, seconds(3600));
+  EXPECT_EQ(r.breakpoints[1].tools, std::string::npos);
+  EXPECT_EQ(r.breakpoints[1].messages, 1u) << "the system message";
+  EXPECT_EQ(r.breakpoints[1].content_bytes, 6u) << "'abc\nde', cut after the marked block";
+  EXPECT_EQ(r.breakpoints[1].ttl, seconds(3600));
+  EXPECT_EQ(r.breakpoints[2].messages, 2u);
+  EXPECT_EQ(r.breakpoints[2].content_bytes, 2u) << "'hi' of 'hi\nx'";
+  EXPECT_EQ(r.breakpoints[2].ttl, seconds(300)) << "5m by default";
+  EXPECT_EQ(r.breakpoints[3].messages, 3u) << "an assistant block ends after its whole message";
+  EXPECT_EQ(r.breakpoints[3].content_bytes, std::string::npos);
+  ASSERT_EQ(r.messages.size(), 4u);
+  EXPECT_EQ(r.messages[0].content, "abc\nde\nf");
+
+  const MessagesRequest tool_result = parse(body_with("", R"([{"role": "user", "content": "q"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r", )" + cc + R"(}}]}])"));
+  ASSERT_EQ(tool_result.breakpoints.size(), 1u);
+  EXPECT_EQ(tool_result.breakpoints[0].messages, 3u) << "after the tool message";
+  EXPECT_EQ(tool_result.breakpoints[0].content_bytes, std::string::npos);
+}
+
+TEST(MessagesRequest, CacheControlRefusals) {
+  const std::string cc = R"("cache_control": {"type": "ephemeral"})";
+  const auto text = [&](const std::string& t, const std::string& control) {
+    return R"({"type": "text", "text": ")" + t + R"(", )" + control + "}";
+  };
+  const std::string five = "[" + text("a", cc) + "," + text("b", cc) + "," + text("c", cc) + "," + text("d", cc) +
+                           "," + text("e", cc) + "]";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {body_with("", R"([{"role": "user", "content": )" + five + "}]"), "messages[0].content[4].cache_control"},
+      {body_with("", R"([{"role": "user", "content": [)" + text("", cc) + "]}]"), "messages[0].content[0].cache_control"},
+      {body_with("", R"([{"role": "user", "content": [)" +
+                         text("a", R"("cache_control": {"type": "ephemeral", "ttl": "10m"})") + "]}]"),
+       "messages[0].content[0].cache_control.ttl"},
+      {body_with("", R"([{"role": "user", "content": [)" +
+                         text("a", R"("cache_control": {"type": "persistent"})") + "]}]"),
+       "messages[0].content[0].cache_control.type"},
+      {body_with("", R"([{"role": "user", "content": [)" +
+                         text("a", R"("cache_control": {"type": "ephemeral", "scope": "global"})") + "]}]"),
+       "messages[0].content[0].cache_control.scope"},
+      {body_with(R"("system": [)" + text("s", cc) + "]", R"([{"role": "user", "content": [)" +
+                         text("a", R"("cache_control": {"type": "ephemeral", "ttl": "1h"})") + "]}]"),
+       "messages[0].content[0].cache_control.ttl"},  // a 1h breakpoint after a 5m one
+      {body_with(R"("cache_control": {"type": "ephemeral"})"), "cache_control"},  // not at the top
   };
   for (const auto& [body, field] : cases) expect_refused(body, field);
 }

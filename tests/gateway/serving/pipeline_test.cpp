@@ -209,7 +209,7 @@ TEST_F(PipelineTest, MetricsCountARefusalOnceByItsLimitAndNothingElse) {
 TEST_F(PipelineTest, APinOverTheCacheQuotaIsRefusedBeforeAnyWorkAndOneThatFitsIsBilledAsAWrite) {
   const auto small = tenant("small", {.max_cached_kv_blocks = 2});
   ServeRequest r = request(small, long_prompt_, 2);  // more than two full blocks
-  r.pin_ttl = std::chrono::seconds(300);
+  r.pins = {{static_cast<int32_t>(r.prompt.size()), std::chrono::seconds(300)}};
   auto refused = pipeline_->start(r, std::make_shared<RecordingSink>());
   ASSERT_TRUE(std::holds_alternative<NotStarted>(refused));
   const NotStarted& no = std::get<NotStarted>(refused);
@@ -221,12 +221,17 @@ TEST_F(PipelineTest, APinOverTheCacheQuotaIsRefusedBeforeAnyWorkAndOneThatFitsIs
 
   const auto roomy = tenant("roomy", {.max_cached_kv_blocks = 64});
   ServeRequest ok = request(roomy, long_prompt_, 2);
-  ok.pin_ttl = std::chrono::seconds(300);
+  ok.pins = {{static_cast<int32_t>(ok.prompt.size()), std::chrono::seconds(300)}};
   const Served s = run(ok);
   EXPECT_TRUE(s.pin_asked);
   EXPECT_FALSE(s.pin_refused);
   EXPECT_GT(s.pinned_tokens, 0u);
   EXPECT_GE(s.usage.cache_written, s.pinned_tokens) << "the pin is billed as a cache write";
+  EXPECT_EQ(s.usage.cache_write_5m, s.pinned_tokens) << "nothing was cached before: every pinned token was written";
+  EXPECT_EQ(s.usage.cache_write_1h, 0u);
+  const std::optional<tenancy::LedgerRecord> rec = tenancy_->ledger().find(ok.request_id);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->tokens, s.usage) << "the ledger records each part";
   (void)engine_->available_blocks();  // a step boundary: the loop has published the pins by then
   EXPECT_EQ(engine_->pinned_blocks(tenant_label("roomy")) * 16, static_cast<int32_t>(s.pinned_tokens));
 }

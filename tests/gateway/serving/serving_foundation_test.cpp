@@ -70,7 +70,8 @@ TEST(BilledUsage, TheLedgerRecordIsTheEngineResultToTheToken) {
   t.token_times = {t.first_token};
   t.finished = clock.steady + std::chrono::milliseconds(9);
   t.admitted_step = 1;
-  const tenancy::LedgerRecord rec = ledger_record({"req-1", "acme", "key_1", "m"}, r, t, clock);
+  const tenancy::LedgerRecord rec =
+      ledger_record({"req-1", "acme", "key_1", "m"}, token_usage(r, {}, 16), r.finish, t, clock);
   EXPECT_EQ(rec.tokens.prompt_tokens, 100u);
   EXPECT_EQ(rec.tokens.cached(), 64u);
   EXPECT_EQ(rec.tokens.cached_device, 32u);
@@ -85,6 +86,44 @@ TEST(BilledUsage, TheLedgerRecordIsTheEngineResultToTheToken) {
   EXPECT_NO_THROW(tenancy::validate(rec));
   EXPECT_TRUE(consumed_work(t));
   EXPECT_FALSE(consumed_work(RequestTiming{}));
+}
+
+// Pinned writes: the fresh full blocks inside a pin's span, by the longest
+// ttl that covers them; what was read from the cache is never a write.
+TEST(BilledUsage, PinnedWritesAreTheFreshBlocksOfEachSpanByItsLongestTtl) {
+  using std::chrono::seconds;
+  RequestResult r;
+  r.prompt_tokens = 100;
+  r.fresh_prefill_tokens = 100;
+  r.pinned_tokens = 96;
+  const std::vector<PinSpan> pins = {{40, seconds(3600)}, {100, seconds(300)}};
+  tenancy::TokenUsage u = token_usage(r, pins, 16);
+  EXPECT_EQ(u.cache_write_1h, 32u) << "two full blocks in the hour's span";
+  EXPECT_EQ(u.cache_write_5m, 64u) << "four more in the five minutes' span";
+
+  r.cached_tokens = r.cached_device_tokens = 32;  // the hour's blocks were a hit
+  r.fresh_prefill_tokens = 68;
+  u = token_usage(r, pins, 16);
+  EXPECT_EQ(u.cache_write_1h, 0u);
+  EXPECT_EQ(u.cache_write_5m, 64u);
+  EXPECT_NO_THROW(tenancy::check_prompt_split(u));
+
+  r.cached_tokens = r.cached_device_tokens = 80;  // a longer hit leaves one block to write
+  r.fresh_prefill_tokens = 20;
+  EXPECT_EQ(token_usage(r, pins, 16).cache_write_5m, 16u);
+
+  RequestResult whole;  // every block a hit; the last token run again
+  whole.prompt_tokens = 96;
+  whole.cached_tokens = whole.cached_device_tokens = 95;
+  whole.fresh_prefill_tokens = 1;
+  whole.pinned_tokens = 96;
+  const tenancy::TokenUsage w = token_usage(whole, std::vector<PinSpan>{{96, seconds(300)}}, 16);
+  EXPECT_EQ(w.cache_write_5m + w.cache_write_1h, 0u) << "a whole-prompt hit writes nothing";
+
+  r.pinned_tokens = 0;  // the engine refused the pin
+  r.pin_refused = true;
+  u = token_usage(r, pins, 16);
+  EXPECT_EQ(u.cache_write_5m + u.cache_write_1h, 0u) << "a refused pin bills no write";
 }
 
 TEST(Bootstrap, FirstStartMakesTheDemoTenantAndAdminTokenOnceAndKeepsOnlyDigests) {

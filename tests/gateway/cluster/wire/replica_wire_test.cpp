@@ -27,7 +27,7 @@ static bool operator==(const SamplingParams& a, const SamplingParams& b) {
 static bool operator==(const Request& a, const Request& b) {
   return a.prompt == b.prompt && a.sampling == b.sampling && a.max_tokens == b.max_tokens && a.stop_ids == b.stop_ids &&
          a.ignore_eos == b.ignore_eos && a.scope == b.scope && a.cache_salt == b.cache_salt &&
-         a.use_cache == b.use_cache && a.prompt_chain == b.prompt_chain && a.pin_ttl == b.pin_ttl;
+         a.use_cache == b.use_cache && a.prompt_chain == b.prompt_chain && a.pins == b.pins;
 }
 static bool operator==(const Submitter& a, const Submitter& b) {
   return a.tenant == b.tenant && a.priority == b.priority && a.cache_quota_blocks == b.cache_quota_blocks;
@@ -94,7 +94,7 @@ ReplicaCall random_call(std::mt19937_64& rng) {
   r.scope = cache::ScopeId{rng(), rng()};
   r.cache_salt = random_text(rng);
   r.use_cache = rng() % 2;
-  r.pin_ttl = std::chrono::seconds(rng() % 2 ? 0 : static_cast<int64_t>(rng() >> 1));
+  if (rng() % 2) r.pins = {{static_cast<int32_t>(rng() >> 33), std::chrono::seconds(static_cast<int64_t>(rng() >> 1))}};
   c.who.tenant = rng() % 2 ? rng() : rng() % 10;  // labels are XXH3-64: above 2^63 as often as not
   c.who.priority = static_cast<int32_t>(rng());
   c.who.cache_quota_blocks = static_cast<int64_t>(rng() >> (rng() % 63 + 1));
@@ -180,8 +180,8 @@ TEST(ReplicaWire, ARequestTheReplicaWouldRefuseIsNotSent) {
   q.max_tokens = -1;
   EXPECT_EQ(refused(q, {}), "max_tokens");
   q = r;
-  q.pin_ttl = std::chrono::seconds(-1);
-  EXPECT_EQ(refused(q, {}), "pin_ttl_s");
+  q.pins = {{1, std::chrono::seconds(-1)}};
+  EXPECT_EQ(refused(q, {}), "pins[0]");
   q = r;
   q.prompt = {1, -1};
   EXPECT_EQ(refused(q, {}), "prompt[1]");
@@ -228,7 +228,7 @@ TEST(ReplicaWire, EveryRequestFieldMissingOrOfTheWrongTypeIsRefusedByName) {
   ASSERT_EQ(refused_field(parse, good), "(accepted)");
   const std::vector<std::string> fields = {
       "prompt", "scope", "tenant", "priority", "cache_quota_blocks", "max_tokens", "ignore_eos", "use_cache",
-      "cache_salt", "pin_ttl_s", "stop_ids", "sampling", "sampling.temperature", "sampling.top_k", "sampling.top_p",
+      "cache_salt", "pins", "stop_ids", "sampling", "sampling.temperature", "sampling.top_k", "sampling.top_p",
       "sampling.seed"};
   for (const std::string& f : fields) {
     json::value missing = good;
@@ -264,7 +264,9 @@ TEST(ReplicaWire, OutOfRangeValuesAndUnknownKeysAreRefusedByName) {
       {"cache_quota_blocks", -1, "cache_quota_blocks"},
       {"cache_quota_blocks", uint64_t{1} << 63, "cache_quota_blocks"},
       {"max_tokens", -1, "max_tokens"},
-      {"pin_ttl_s", -5, "pin_ttl_s"},
+      {"pins", json::array{json::array{1, -5}}, "pins[0][1]"},
+      {"pins", json::array{json::array{1}}, "pins[0]"},
+      {"pins", json::array{1}, "pins[0]"},
       {"sampling.temperature", 1e300, "sampling.temperature"},
       {"sampling.top_k", int64_t{1} << 33, "sampling.top_k"},
       {"sampling.seed", -2, "sampling.seed"},
