@@ -15,6 +15,7 @@
 #include "engine/model_config.h"
 #include "gateway/admin/admin_api.h"
 #include "gateway/admin/metrics_api.h"
+#include "tenancy/response_store.h"
 #include "gateway/config/server_config.h"
 #include "gateway/server/server.h"
 #include "gateway/server/server_options.h"
@@ -57,6 +58,8 @@ std::unique_ptr<serving::AccessLog> open_access_log(const config::ServerConfig& 
 
 // Where the tenancy store lives: <data.dir>/tenancy.
 std::string tenancy_dir(const config::ServerConfig& c);
+// The Responses API's store limits, from [data].
+tenancy::ResponseLimits response_limits(const config::ServerConfig& c);
 
 // The data directory, the server's alone: files are created mode 0600 and
 // directories 0700 from here on (umask 077), and the directory itself is
