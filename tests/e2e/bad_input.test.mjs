@@ -386,7 +386,8 @@ describe('bad input, row by row', () => {
     {
       name: 'a previous_response_id never issued',
       send: () => h.post(RESPONSES, { model, input: 'Hello', previous_response_id: 'resp_0123456789abcdef01234567' }),
-      expect: { status: 404, type: 'not_found_error', code: 'not_found', message: /resp_0123456789abcdef01234567/ },
+      expect: { status: 404, type: 'not_found_error', code: 'not_found', param: 'previous_response_id',
+                message: /resp_0123456789abcdef01234567/ },
     },
     {
       name: "another tenant's previous_response_id is not found, as an unknown one",
@@ -400,14 +401,18 @@ describe('bad input, row by row', () => {
         assert.equal((await h.get(`${RESPONSES}/${id}`, other)).status, 404);
         return h.post(RESPONSES, { model, input: 'Hello', previous_response_id: id }, other);
       },
-      expect: { status: 404, type: 'not_found_error', code: 'not_found', message: /not found/ },
+      expect: { status: 404, type: 'not_found_error', code: 'not_found', param: 'previous_response_id',
+                message: /not found/ },
     },
     {
       // Each turn continues the last; the one whose rebuilt conversation
-      // passes the context is refused whole, never cut to fit.
+      // passes the context is refused whole, never cut to fit. Long turns
+      // (some 130 tokens) reach the 2,048-token context in about 15 of the
+      // 100 allowed, which keeps the row quick.
       name: 'a previous_response_id chain past the context',
       send: async () => {
-        const input = 'Tell me one more story about the little dog, the big red ball and the tall green tree in the park.';
+        const input = 'Tell me one more story about the little dog, the big red ball and the tall green tree in the park. '
+          .repeat(6);
         let previous;
         for (let turn = 0; turn < 100; ++turn) {
           const r = await h.post(RESPONSES, { model, input, max_output_tokens: 1, previous_response_id: previous });
