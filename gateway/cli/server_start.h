@@ -15,7 +15,6 @@
 #include "engine/model_config.h"
 #include "gateway/admin/admin_api.h"
 #include "gateway/admin/metrics_api.h"
-#include "tenancy/response_store.h"
 #include "gateway/config/server_config.h"
 #include "gateway/server/server.h"
 #include "gateway/server/server_options.h"
@@ -23,6 +22,7 @@
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
+#include "tenancy/response_store.h"
 
 namespace kvgate::cli {
 
