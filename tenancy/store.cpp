@@ -28,6 +28,8 @@ const char* family_name(Family f) noexcept {
     case Family::kKeyDigests: return "key_digests";
     case Family::kLedgerById: return "ledger_by_id";
     case Family::kLedgerByTime: return "ledger_by_time";
+    case Family::kResponses: return "responses";
+    case Family::kResponsesByTime: return "responses_by_time";
     case Family::kCount: break;
   }
   return "?";
@@ -44,7 +46,8 @@ rocksdb::ColumnFamilyOptions family_options(Family f) {
   // Point lookups dominate the id and digest families (idempotence checks on
   // every ledger write, authentication on every request): a bloom filter
   // answers most misses without touching an SST block.
-  if (f == Family::kLedgerById || f == Family::kKeyDigests || f == Family::kApiKeys) {
+  if (f == Family::kLedgerById || f == Family::kKeyDigests || f == Family::kApiKeys ||
+      f == Family::kResponses) {
     rocksdb::BlockBasedTableOptions t;
     t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
     o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));

@@ -25,6 +25,8 @@ enum class Family : int {
   kKeyDigests,    // SHA-256(key) -> tenant id \0 key id, for active keys only
   kLedgerById,    // request id -> key in kLedgerByTime (the idempotence index)
   kLedgerByTime,  // tenant id \0 be64(finish ns) request id -> LedgerRecord
+  kResponses,        // tenant id \0 response id -> StoredResponse record (response_store.h)
+  kResponsesByTime,  // tenant id \0 be64(created ns) response id -> "" (a tenant's, oldest first)
   kCount,
 };
 
@@ -32,7 +34,8 @@ const char* family_name(Family f) noexcept;
 
 class Store {
  public:
-  // Version 1: the layout above. Bump on any incompatible change.
+  // Version 1: the layout above. Bump on any incompatible change (a new
+  // family is not one: an older build opens it as foreign and leaves it be).
   static constexpr uint32_t kSchemaVersion = 1;
   static constexpr std::string_view kSchemaKey = "schema_version";
 

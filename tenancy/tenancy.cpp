@@ -12,14 +12,15 @@
 
 namespace kvgate::tenancy {
 
-Tenancy::Tenancy(const std::string& data_dir, const WallClock& clock)
+Tenancy::Tenancy(const std::string& data_dir, const WallClock& clock, ResponseLimits response_limits)
     : store_(data_dir),
       tenants_(store_, clock),
       keys_(store_, tenants_, clock),
       ledger_(store_),
       quotas_(clock, [this](const std::string& tenant, int64_t from, int64_t to) {
         return ledger_.usage(tenant, from, to).cost_micros;
-      }) {}
+      }),
+      responses_(store_, clock, response_limits) {}
 
 Admission Tenancy::admit(const Tenant& tenant, const Estimate& estimate) {
   return quotas_.admit(tenant, tenants_.get_plan(tenant.plan_id), estimate);

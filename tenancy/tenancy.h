@@ -12,6 +12,7 @@
 #include "tenancy/clock.h"
 #include "tenancy/ledger.h"
 #include "tenancy/quota.h"
+#include "tenancy/response_store.h"
 #include "tenancy/store.h"
 #include "tenancy/tenant_registry.h"
 
@@ -20,7 +21,8 @@ namespace kvgate::tenancy {
 class Tenancy {
  public:
   // Opens (or creates) the store under data_dir. The clock must outlive this.
-  explicit Tenancy(const std::string& data_dir, const WallClock& clock = SystemClock::instance());
+  explicit Tenancy(const std::string& data_dir, const WallClock& clock = SystemClock::instance(),
+                   ResponseLimits response_limits = {});
 
   std::optional<Principal> authenticate(std::string_view key) const {
     return keys_.authenticate(key);
@@ -40,6 +42,7 @@ class Tenancy {
   ApiKeys& keys() { return keys_; }
   Quotas& quotas() { return quotas_; }
   Ledger& ledger() { return ledger_; }
+  ResponseStore& responses() { return responses_; }
 
  private:
   Store store_;
@@ -47,6 +50,7 @@ class Tenancy {
   ApiKeys keys_;
   Ledger ledger_;
   Quotas quotas_;
+  ResponseStore responses_;
 };
 
 }  // namespace kvgate::tenancy

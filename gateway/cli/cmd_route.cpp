@@ -111,7 +111,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
   serving::ServingMetrics metrics(c.served_model_name(), 0);
   front::RouteMetrics route_metrics(metrics.registry());
-  tenancy::Tenancy tenancy(tenancy_dir(c));
+  tenancy::Tenancy tenancy(tenancy_dir(c), tenancy::SystemClock::instance(), response_limits(c));
   const StartSecrets secrets = start_secrets(tenancy, c);
 
   std::optional<serving::BlockingPool> durable(std::in_place, 2);

@@ -216,7 +216,7 @@ void serve(const config::ServerConfig& c) {
   metrics.watch(tiers);
   Engine engine(std::move(m.backend), std::move(so), engine_options(c));
 
-  tenancy::Tenancy tenancy(tenancy_dir(c));
+  tenancy::Tenancy tenancy(tenancy_dir(c), tenancy::SystemClock::instance(), response_limits(c));
   const StartSecrets secrets = start_secrets(tenancy, c);
 
   std::optional<serving::BlockingPool> durable(std::in_place, 2);

@@ -104,6 +104,11 @@ std::string tenancy_dir(const config::ServerConfig& c) {
   return (std::filesystem::path(c.data.dir) / "tenancy").string();
 }
 
+tenancy::ResponseLimits response_limits(const config::ServerConfig& c) {
+  return {std::chrono::hours(24) * c.data.response_retention_days,
+          static_cast<uint64_t>(c.data.responses_per_tenant)};
+}
+
 namespace {
 
 void print_secrets(const serving::FirstStartSecrets& shown) {

@@ -22,6 +22,7 @@
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
+#include "tenancy/response_store.h"
 
 namespace kvgate::cli {
 
@@ -57,6 +58,8 @@ std::unique_ptr<serving::AccessLog> open_access_log(const config::ServerConfig& 
 
 // Where the tenancy store lives: <data.dir>/tenancy.
 std::string tenancy_dir(const config::ServerConfig& c);
+// The Responses API's store limits, from [data].
+tenancy::ResponseLimits response_limits(const config::ServerConfig& c);
 
 // The data directory, the server's alone: files are created mode 0600 and
 // directories 0700 from here on (umask 077), and the directory itself is

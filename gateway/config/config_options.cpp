@@ -276,6 +276,12 @@ constexpr Option kDataOptions[] = {
     bind<&C::data, &DataSection::dir>(
         {"data", "dir", "data-dir", K::kString,
          "the server's state: tenants, ledger, admin token, self-signed certificate", 0, 0, false}),
+    bind<&C::data, &DataSection::response_retention_days>(
+        {"data", "response_retention_days", "response-retention-days", K::kInt,
+         "days a stored response (POST /v1/responses with store) is kept; older ones are not found", 1, 3650}),
+    bind<&C::data, &DataSection::responses_per_tenant>(
+        {"data", "responses_per_tenant", "responses-per-tenant", K::kInt,
+         "stored responses each tenant keeps; storing one more drops its oldest", 1, 100000000}),
 };
 
 // [admin]

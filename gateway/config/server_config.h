@@ -127,6 +127,11 @@ struct KvTiersSection {
 // [data]: where the server keeps its state (tenants, ledger, keys, certificate).
 struct DataSection {
   std::string dir = "kvgate-data";  // relative paths are relative to the working directory
+  // The Responses API's stored responses (tenancy/response_store.h): how
+  // long one is kept, and how many a tenant keeps (storing one more drops
+  // its oldest).
+  int32_t response_retention_days = 30;
+  int32_t responses_per_tenant = 10000;
 
   bool operator==(const DataSection&) const = default;
 };

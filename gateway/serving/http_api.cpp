@@ -113,6 +113,17 @@ void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) con
     only("POST");
     return count_tokens(req, reply);
   }
+  if (path == "/v1/responses") {
+    only("POST");
+    return create_response(req, reply);
+  }
+  if (constexpr std::string_view kResponses = "/v1/responses/"; path.starts_with(kResponses)) {
+    const std::string_view id = path.substr(kResponses.size());
+    if (id.empty() || id.find('/') != std::string_view::npos) throw openai::route_not_found(req.method, path);
+    if (req.method == "GET") return retrieve_response(req, reply, id);
+    if (req.method == "DELETE") return delete_response(req, reply, id);
+    throw openai::method_not_allowed(req.method, path);
+  }
   throw openai::route_not_found(req.method, path);
 }
 

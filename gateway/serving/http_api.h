@@ -10,6 +10,11 @@
 //   POST /v1/messages             Anthropic's Messages API, over the same chat
 //                                 template, tools and pipeline (messages_routes.cpp)
 //   POST /v1/messages/count_tokens  its prompt's token count; nothing generated or billed
+//   POST /v1/responses            OpenAI's Responses API, over the same chat template and
+//                                 pipeline; previous_response_id continues a stored one
+//                                 (responses_routes.cpp)
+//   GET, DELETE /v1/responses/{id}  the calling tenant's stored response (another
+//                                 tenant's is a 404, as an unknown id)
 //   anything under a mount        that part's own routes (server/mount.h): cli/
 //                                 mounts admin/'s (/admin, /metrics, /dashboard)
 //                                 and, on a replica, cluster/replica/'s (/internal)
@@ -110,6 +115,9 @@ class HttpApi {
   void generate(const server::HttpRequest& req, server::Reply& reply, openai::Endpoint endpoint) const;
   void messages(const server::HttpRequest& req, server::Reply& reply) const;
   void count_tokens(const server::HttpRequest& req, server::Reply& reply) const;
+  void create_response(const server::HttpRequest& req, server::Reply& reply) const;
+  void retrieve_response(const server::HttpRequest& req, server::Reply& reply, std::string_view id) const;
+  void delete_response(const server::HttpRequest& req, server::Reply& reply, std::string_view id) const;
   void models(const server::HttpRequest& req, server::Reply& reply) const;
   void usage(const server::HttpRequest& req, server::Reply& reply) const;
   void tokenize(const server::HttpRequest& req, server::Reply& reply) const;

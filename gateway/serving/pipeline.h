@@ -104,6 +104,8 @@ class Pipeline {
   // Why the engine takes no more work (its backend failed), or empty: /health says so.
   std::string engine_failure() const { return engine_.failure(); }
   ServingMetrics& metrics() { return metrics_; }
+  // The blocking pool: for a route's own write that must not wait on an I/O thread.
+  BlockingPool& durable() { return durable_; }
 
  private:
   // Why a pin of a prefix this long cannot be admitted: the tenant's cache

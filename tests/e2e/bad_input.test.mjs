@@ -106,6 +106,7 @@ const chat = (fields = {}) => ({ model, messages: [{ role: 'user', content: 'Hel
 const completion = (fields = {}) => ({ model, prompt: 'Once upon a time', max_tokens: 4, ...fields });
 const CHAT = '/v1/chat/completions';
 const COMPLETIONS = '/v1/completions';
+const RESPONSES = '/v1/responses';
 
 // A request head for raw sockets.
 function head(h, method, route, extra = []) {
@@ -376,6 +377,54 @@ describe('bad input, row by row', () => {
       name: 'a NUL byte in a header value',
       send: async () => (await h.raw((socket) => socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\nX-A: a\0b\r\n\r\n'))).response,
       expect: { status: 400, code: 'bad_request' },
+    },
+    {
+      name: 'a Responses request with an unknown field',
+      send: () => h.post(RESPONSES, { model, input: 'Hello', frobnicate: 1 }),
+      expect: { status: 400, code: 'unknown_parameter', param: 'frobnicate', message: /frobnicate/ },
+    },
+    {
+      name: 'a previous_response_id never issued',
+      send: () => h.post(RESPONSES, { model, input: 'Hello', previous_response_id: 'resp_0123456789abcdef01234567' }),
+      expect: { status: 404, type: 'not_found_error', code: 'not_found', param: 'previous_response_id',
+                message: /resp_0123456789abcdef01234567/ },
+    },
+    {
+      name: "another tenant's previous_response_id is not found, as an unknown one",
+      send: async () => {
+        const first = await h.post(RESPONSES, { model, input: 'Hello', max_output_tokens: 2 });
+        assert.equal(first.status, 200, first.body);
+        const { id } = JSON.parse(first.body);
+        assert.equal((await h.admin('POST', '/admin/tenants', { id: 'responses-other', plan_id: 'demo' })).status, 201);
+        const key = JSON.parse((await h.admin('POST', '/admin/tenants/responses-other/keys', { label: 'e2e' })).body);
+        const other = { authorization: `Bearer ${key.api_key}`, 'content-type': 'application/json' };
+        assert.equal((await h.get(`${RESPONSES}/${id}`, other)).status, 404);
+        return h.post(RESPONSES, { model, input: 'Hello', previous_response_id: id }, other);
+      },
+      expect: { status: 404, type: 'not_found_error', code: 'not_found', param: 'previous_response_id',
+                message: /not found/ },
+    },
+    {
+      // Each turn continues the last; the one whose rebuilt conversation
+      // passes the context is refused whole, never cut to fit. Long turns
+      // (some 130 tokens) reach the 2,048-token context in about 15 of the
+      // 100 allowed, which keeps the row quick.
+      name: 'a previous_response_id chain past the context',
+      send: async () => {
+        const input = 'Tell me one more story about the little dog, the big red ball and the tall green tree in the park. '
+          .repeat(6);
+        let previous;
+        for (let turn = 0; turn < 100; ++turn) {
+          const r = await h.post(RESPONSES, { model, input, max_output_tokens: 1, previous_response_id: previous });
+          if (r.status !== 200) {
+            assert.ok(turn > 1, `refused at turn ${turn}: ${r.body}`);
+            return r;
+          }
+          previous = JSON.parse(r.body).id;
+        }
+        assert.fail('100 turns fit the context');
+      },
+      expect: { status: 400, code: 'context_length_exceeded', param: 'input' },
     },
     {
       name: 'a malformed request pipelined after a good one',

@@ -1,5 +1,5 @@
-// The bill, replayed: 200 mixed requests from several tenants (chat and
-// completions, streamed and not, some cancelled mid-stream by their
+// The bill, replayed: 200 mixed requests from several tenants (chat,
+// completions and the Responses API, streamed and not, some cancelled mid-stream by their
 // clients, some refused by a tenant's quota) through the real server and the
 // official openai client. Afterwards every request the server accepted has
 // exactly one ledger record; what each record says is what its client was
@@ -39,12 +39,35 @@ before(async () => {
 });
 after(async () => server && (await server.stop()));
 
+// A Responses request (one in ten of the completions, streamed or not, as
+// its kind says); its usage in chat's names, for the comparison below.
+async function sendResponse(client, i, prompt, stream) {
+  const body = { model, input: prompt, max_output_tokens: 6 + (i % 7), temperature: i % 2 ? 0.8 : 0, stream };
+  let res;
+  try {
+    res = await client.responses.create(body).withResponse();
+  } catch (e) {
+    if (e instanceof OpenAI.RateLimitError) return { refused: true };
+    throw e;
+  }
+  const id = res.response.headers.get('x-request-id');
+  let u = res.data.usage;
+  if (stream) {
+    for await (const event of res.data) {
+      if (event.type === 'response.completed' || event.type === 'response.incomplete') u = event.response.usage;
+    }
+  }
+  return { id, usage: { prompt_tokens: u.input_tokens, prompt_tokens_details: u.input_tokens_details,
+                        completion_tokens: u.output_tokens, kvgate: u.kvgate } };
+}
+
 // One request of a kind; resolves to what its client saw.
 async function send(client, i) {
   const kind = i % 5;
   const prompt = prompts[i % prompts.length] + (i % 3 === 0 ? '' : ` (${i})`);
   const chat = kind === 2 || kind === 3;
   const stream = kind === 1 || kind === 3 || kind === 4;
+  if (i % 10 === 5 || i % 10 === 8) return sendResponse(client, i, prompt, stream);
   const body = chat
     ? { model, messages: [{ role: 'user', content: prompt }], max_tokens: 6 + (i % 7), temperature: i % 2 ? 0.8 : 0 }
     : { model, prompt, max_tokens: 6 + (i % 7), temperature: i % 2 ? 0.8 : 0, seed: i };

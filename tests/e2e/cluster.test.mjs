@@ -270,6 +270,19 @@ test("a stop string ends the request at its replica, which still reports the pro
   assert.equal(r.usage.prompt_tokens, cached(r) + r.usage.kvgate.fresh_prefill_tokens, 'prompt = cached + fresh');
 });
 
+test('the Responses API through a front: stored there, continued there, and refused by a replica', async () => {
+  // The front bills, so it keeps the stored responses; replicas only run the engine.
+  const first = await demoAware.responses.create({ model, input: longPrompt(4242, 6), max_output_tokens: 4, temperature: 0 });
+  const second = await demoAware.responses.create(
+    { model, input: 'And then?', max_output_tokens: 4, temperature: 0, previous_response_id: first.id });
+  assert.equal(second.previous_response_id, first.id);
+  assert.ok(second.usage.input_tokens_details.cached_tokens >= Math.floor(first.usage.input_tokens / B) * B,
+    'the continued turn reads the first turn\'s prompt from its replica\'s cache');
+  assert.equal((await demoAware.responses.retrieve(second.id)).id, second.id);
+  await assert.rejects(clientFor(replicas[0]).responses.create({ model, input: 'Hi', max_output_tokens: 2 }),
+                       OpenAI.PermissionDeniedError);
+});
+
 test('a replica refuses tenants directly, and its internal route without the token', async () => {
   const r = replicas[0];
   await assert.rejects(

@@ -1,6 +1,7 @@
 // Feeds arbitrary bytes to the OpenAI request parsers as a request body.
 // Must hold for any input:
-//  - parse_chat_completion_request and parse_completion_request each return
+//  - parse_chat_completion_request, parse_completion_request and
+//    parse_responses_request each return
 //    a request or throw ApiError with a 4xx status, a message, and a
 //    parameter path when one is named; nothing else is thrown, nothing
 //    crashes, no sanitizer report;
@@ -36,6 +37,7 @@
 #include "gateway/openai/chat_request.h"
 #include "gateway/openai/chat_template.h"
 #include "gateway/openai/completion_request.h"
+#include "gateway/openai/responses_request.h"
 
 namespace {
 
@@ -180,6 +182,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(!ids->empty());
       for (kvgate::TokenId id : *ids) check(id >= 0);
     }
+  } catch (const ApiError& e) {
+    check_error(e);
+  }
+  try {
+    const ResponsesRequest r = parse_responses_request(body);
+    check(!r.model.empty() && !r.input.empty());
+    check_options(r.options);
+    check(r.previous_response_id.size() <= kMaxResponseIdBytes);
+    check(r.metadata.size() <= kMaxMetadataPairs);
   } catch (const ApiError& e) {
     check_error(e);
   }
