@@ -107,6 +107,23 @@ const completion = (fields = {}) => ({ model, prompt: 'Once upon a time', max_to
 const CHAT = '/v1/chat/completions';
 const COMPLETIONS = '/v1/completions';
 const RESPONSES = '/v1/responses';
+const MESSAGES = '/v1/messages';
+
+// What the Messages API needs besides the body: the key, the version.
+const anthropicHeaders = (h) =>
+  ({ 'x-api-key': h.server.apiKey, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' });
+
+// Anthropic's error shape: exactly {type: "error", error: {type, message}}.
+function assertAnthropicError(r, { status, type = 'invalid_request_error', message }) {
+  assert.equal(r.status, status, `status ${r.status}: ${r.body}`);
+  assert.match(r.headers['content-type'] ?? '', /^application\/json/);
+  const body = JSON.parse(r.body);
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'type']);
+  assert.equal(body.type, 'error');
+  assert.deepEqual(Object.keys(body.error).sort(), ['message', 'type']);
+  assert.equal(body.error.type, type);
+  assert.match(body.error.message, message);
+}
 
 // A request head for raw sockets.
 function head(h, method, route, extra = []) {
@@ -427,6 +444,30 @@ describe('bad input, row by row', () => {
       expect: { status: 400, code: 'context_length_exceeded', param: 'input' },
     },
     {
+      name: 'a Messages request of another anthropic-version',
+      send: () => h.post(MESSAGES, { model, max_tokens: 4, messages: [{ role: 'user', content: 'Hello' }] },
+        { ...anthropicHeaders(h), 'anthropic-version': '2099-01-01' }),
+      anthropic: { status: 400, message: /anthropic-version/ },
+    },
+    {
+      name: 'a Messages request without max_tokens',
+      send: () => h.post(MESSAGES, { model, messages: [{ role: 'user', content: 'Hello' }] }, anthropicHeaders(h)),
+      anthropic: { status: 400, message: /max_tokens/ },
+    },
+    {
+      name: 'a cache_control breakpoint on an empty text block',
+      send: () => h.post(MESSAGES, { model, max_tokens: 4, messages: [{ role: 'user', content: [
+        { type: 'text', text: 'Hello' }, { type: 'text', text: '', cache_control: { type: 'ephemeral' } }] }] },
+      anthropicHeaders(h)),
+      anthropic: { status: 400, message: /messages\[0\]\.content\[1\]\.cache_control.*empty/ },
+    },
+    {
+      name: 'a cache_control breakpoint with an unknown ttl',
+      send: () => h.post(MESSAGES, { model, max_tokens: 4, messages: [{ role: 'user', content: [
+        { type: 'text', text: 'Hello', cache_control: { type: 'ephemeral', ttl: '24h' } }] }] }, anthropicHeaders(h)),
+      anthropic: { status: 400, message: /cache_control\.ttl.*'24h'/ },
+    },
+    {
       name: 'a malformed request pipelined after a good one',
       send: async () => {
         const body = JSON.stringify(completion({ max_tokens: 2 }));
@@ -524,9 +565,8 @@ describe('bad input, row by row', () => {
   for (const row of rows) {
     test(row.name, { todo: row.todo }, async () => {
       const r = await row.send();
-      if (row.expect) {
-        assertError(r, row.expect);
-      }
+      if (row.expect) assertError(r, row.expect);
+      if (row.anthropic) assertAnthropicError(r, row.anthropic);
       await h.healthy();
     });
   }

@@ -1,14 +1,17 @@
 // The bill, replayed: 200 mixed requests from several tenants (chat,
-// completions and the Responses API, streamed and not, some cancelled mid-stream by their
-// clients, some refused by a tenant's quota) through the real server and the
-// official openai client. Afterwards every request the server accepted has
+// completions, the Responses API and Anthropic's Messages API with
+// cache_control breakpoints, streamed and not, some cancelled mid-stream by
+// their clients, some refused by a tenant's quota) through the real server
+// and the official openai and @anthropic-ai/sdk clients. Afterwards every request the server accepted has
 // exactly one ledger record; what each record says is what its client was
 // told in usage, to the token (DESIGN invariant 8); prompt = cached + fresh
 // in every record (invariant 4); and each tenant's ledger totals are the sum
 // of its records.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { agentFetch } from './agent_fetch.mjs';
 import { startServer } from './server.mjs';
 
 let server;
@@ -35,7 +38,8 @@ async function tenant(id, quotas) {
 }
 
 before(async () => {
-  server = await startServer();
+  // Breakpoints as short as these prompts still write and pin.
+  server = await startServer(['--min-cache-breakpoint-tokens', '16']);
 });
 after(async () => server && (await server.stop()));
 
@@ -61,13 +65,39 @@ async function sendResponse(client, i, prompt, stream) {
                         completion_tokens: u.output_tokens, kvgate: u.kvgate } };
 }
 
+// A Messages request with a breakpoint on its question (one in ten);
+// streamed, its usage is the message_delta event's, which carries kvgate's
+// object too. Its usage in chat's names, with the pinned writes.
+async function sendMessage(client, i, prompt, stream) {
+  const body = { model, max_tokens: 6 + (i % 7), temperature: i % 2 ? 0.8 : 0, stream,
+    messages: [{ role: 'user', content: [{ type: 'text', text: prompt,
+      cache_control: { type: 'ephemeral', ttl: i % 4 === 1 ? '1h' : '5m' } }] }] };
+  let res;
+  try {
+    res = await client.messages.create(body).withResponse();
+  } catch (e) {
+    if (e instanceof Anthropic.RateLimitError) return { refused: true };
+    throw e;
+  }
+  const id = res.response.headers.get('x-request-id');
+  let u = res.data.usage;
+  if (stream) {
+    for await (const event of res.data) if (event.type === 'message_delta') u = event.usage;
+  }
+  return { id, written: u.cache_creation_input_tokens,
+           usage: { prompt_tokens: u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens,
+                    prompt_tokens_details: { cached_tokens: u.cache_read_input_tokens },
+                    completion_tokens: u.output_tokens, kvgate: u.kvgate } };
+}
+
 // One request of a kind; resolves to what its client saw.
-async function send(client, i) {
+async function send(client, anthropic, i) {
   const kind = i % 5;
   const prompt = prompts[i % prompts.length] + (i % 3 === 0 ? '' : ` (${i})`);
   const chat = kind === 2 || kind === 3;
   const stream = kind === 1 || kind === 3 || kind === 4;
   if (i % 10 === 5 || i % 10 === 8) return sendResponse(client, i, prompt, stream);
+  if (i % 10 === 7 || i % 10 === 9) return sendMessage(anthropic, i, prompt, stream);
   const body = chat
     ? { model, messages: [{ role: 'user', content: prompt }], max_tokens: 6 + (i % 7), temperature: i % 2 ? 0.8 : 0 }
     : { model, prompt, max_tokens: 6 + (i % 7), temperature: i % 2 ? 0.8 : 0, seed: i };
@@ -102,14 +132,17 @@ test('200 mixed requests: the ledger says what the clients were told, to the tok
   ];
   const clients = tenants.map((t) =>
     new OpenAI({ apiKey: t.key, baseURL: server.baseUrl + '/v1', httpAgent: server.agent, maxRetries: 0 }));
+  const anthropics = tenants.map((t) =>
+    new Anthropic({ apiKey: t.key, baseURL: server.baseUrl, fetch: agentFetch(server.agent), maxRetries: 0 }));
   const results = [];
   for (let i = 0; i < 200; i += 8) {
     const batch = [];
-    for (let j = i; j < Math.min(i + 8, 200); ++j) batch.push(send(clients[j % 4], j).then((r) => ({ ...r, t: j % 4 })));
+    for (let j = i; j < Math.min(i + 8, 200); ++j) batch.push(send(clients[j % 4], anthropics[j % 4], j).then((r) => ({ ...r, t: j % 4 })));
     results.push(...(await Promise.all(batch)));
   }
   assert.ok(results.some((r) => r.refused), 'the tight tenant was refused');
   assert.ok(results.some((r) => r.cancelled), 'some streams were cancelled');
+  assert.ok(results.some((r) => r.written > 0), 'some breakpoints wrote the cache');
 
   // Cancelled requests end at the engine's next step; wait until none is left.
   for (let k = 0; k < 200; ++k) {
@@ -134,6 +167,8 @@ test('200 mixed requests: the ledger says what the clients were told, to the tok
       assert.equal(l.fresh_prefill_tokens, r.usage.kvgate.fresh_prefill_tokens);
       assert.equal(l.cache_written_tokens, r.usage.kvgate.cache_written_tokens);
       assert.equal(l.cost_micros, r.usage.kvgate.cost_micros);
+      if (r.written !== undefined)
+        assert.equal(l.cache_write_tokens_by_ttl['5m'] + l.cache_write_tokens_by_ttl['1h'], r.written);
     }
     const s = sums[r.t];
     s.requests += 1;
