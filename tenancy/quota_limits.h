@@ -16,6 +16,10 @@ struct QuotaLimits {
   // thousandths (0 = free, 1000 = same as a fresh token). Cached tokens cost
   // the engine little, so by default they do not eat the tenant's budget.
   uint32_t cached_token_weight_permille = 0;
+  // KV blocks the tenant may keep pinned (cache_control, prompt_cache_retention,
+  // an operator's pin); 0 = the server's default, model.tenant_pinned_percent
+  // of the device pool. Never past the server's cap on all pins.
+  uint64_t max_pinned_kv_blocks = 0;
 
   bool operator==(const QuotaLimits&) const = default;
 };

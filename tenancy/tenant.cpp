@@ -9,10 +9,12 @@
 namespace kvgate::tenancy {
 namespace {
 
-// A tenant's one field list, in on-disk order (codec.h).
+// A tenant's one field list, in on-disk order (codec.h). Format 2 added the
+// pin quota; a format-1 tenant reads back with the server's default (0).
+template <uint8_t Format>
 struct TenantFields {
   using Record = Tenant;
-  static constexpr uint8_t kFormat = 1;
+  static constexpr uint8_t kFormat = Format;
   static constexpr const char* kWhat = "tenant";
   template <class R, class Field>
   static void visit(R& t, Field& f) {
@@ -30,8 +32,10 @@ struct TenantFields {
     f(t.quotas.max_cached_kv_blocks);
     f(t.quotas.cached_token_weight_permille);
     f(t.created_ns);
+    if constexpr (Format >= 2) f(t.quotas.max_pinned_kv_blocks);
   }
 };
+using CurrentTenantFields = TenantFields<2>;
 
 }  // namespace
 
@@ -48,10 +52,10 @@ void check_id(std::string_view id, const char* what) {
   }
 }
 
-std::string encode_tenant(const Tenant& t) { return encode_record<TenantFields>(t); }
+std::string encode_tenant(const Tenant& t) { return encode_record<CurrentTenantFields>(t); }
 
 Tenant decode_tenant(std::string_view v) {
-  Tenant t = decode_record<TenantFields>(v);
+  Tenant t = record_format(v) == 1 ? decode_record<TenantFields<1>>(v) : decode_record<CurrentTenantFields>(v);
   if (t.status != TenantStatus::kActive && t.status != TenantStatus::kSuspended) {
     throw Error(ErrorCode::kCorrupt, "tenant: bad status");
   }

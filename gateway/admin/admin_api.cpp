@@ -31,7 +31,8 @@ json::object quotas_json(const tenancy::QuotaLimits& q) {
           {"max_concurrent_requests", q.max_concurrent_requests},
           {"monthly_spend_cap_micros", q.monthly_spend_cap_micros},
           {"max_cached_kv_blocks", q.max_cached_kv_blocks},
-          {"cached_token_weight_permille", q.cached_token_weight_permille}};
+          {"cached_token_weight_permille", q.cached_token_weight_permille},
+          {"max_pinned_kv_blocks", q.max_pinned_kv_blocks}};
 }
 
 void read_quotas(const openai::FieldReader& body, tenancy::QuotaLimits& q) {
@@ -51,6 +52,7 @@ void read_quotas(const openai::FieldReader& body, tenancy::QuotaLimits& q) {
   u64("monthly_spend_cap_micros", q.monthly_spend_cap_micros);
   u64("max_cached_kv_blocks", q.max_cached_kv_blocks);
   u64("cached_token_weight_permille", q.cached_token_weight_permille);
+  u64("max_pinned_kv_blocks", q.max_pinned_kv_blocks);
 }
 
 json::object tenant_json(const tenancy::Tenant& t) {

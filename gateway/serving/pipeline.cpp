@@ -140,9 +140,11 @@ std::optional<tenancy::Refusal> Pipeline::pin_refusal(const tenancy::QuotaLimits
                  std::to_string(held) + " pinned now)";
     return r;
   }
+  // The tenant's own pin quota, else the server's default for every tenant.
   const std::optional<PinRoom> room = engine_.pin_room();
-  if (!room) return std::nullopt;  // the engine that pins checks
-  const auto tenant_cap = static_cast<uint64_t>(room->tenant_default);
+  if (!room && quotas.max_pinned_kv_blocks == 0) return std::nullopt;  // the engine that pins checks
+  const uint64_t tenant_cap =
+      quotas.max_pinned_kv_blocks > 0 ? quotas.max_pinned_kv_blocks : static_cast<uint64_t>(room->tenant_default);
   if (held + need > tenant_cap) {
     tenancy::Refusal r{tenancy::Limit::kPinnedBlocks, tenant_cap, tenant_cap - std::min(held, tenant_cap), 0, 0,
                        need > tenant_cap, ""};
@@ -150,6 +152,7 @@ std::optional<tenancy::Refusal> Pipeline::pin_refusal(const tenancy::QuotaLimits
                 std::to_string(held) + " pinned now)";
     return r;
   }
+  if (!room) return std::nullopt;
   const auto all = static_cast<uint64_t>(room->pinned), cap = static_cast<uint64_t>(room->max_pinned);
   if (all + need > cap) {
     tenancy::Refusal r{tenancy::Limit::kServerPinnedBlocks, cap, cap - std::min(all, cap), 0, 0, need > cap, ""};
@@ -221,7 +224,8 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
     durable_.post([this, f, c = *done] { finish(f, c); });
   };
   try {
-    const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas))};
+    const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas)),
+                        static_cast<int64_t>(std::min<uint64_t>(quotas.max_pinned_kv_blocks, INT64_MAX))};
     // Kept by a front's engine: a retry elsewhere tells the sink again.
     return engine_.start(std::move(er), who, std::move(on_event), [this, f](RequestId rid, std::string_view where) {
       f->started(engine_, rid);

@@ -14,6 +14,8 @@ const std::vector<QuotaFlag>& quota_flags() {
       {"max_cached_kv_blocks", "--max-cached-kv-blocks", "KV blocks the tenant may keep cached; 0 = unlimited"},
       {"cached_token_weight_permille", "--cached-token-weight-permille",
        "how much a cached prompt token counts against tokens-per-minute, in 1/1000 (0..1000)"},
+      {"max_pinned_kv_blocks", "--max-pinned-kv-blocks",
+       "KV blocks the tenant may keep pinned; 0 = the server's default (model.tenant_pinned_percent of the pool)"},
   };
   return kFlags;
 }

@@ -32,7 +32,8 @@ void call(std::string_view in) {
       a.pins != b.pins || a.sampling.temperature != b.sampling.temperature ||
       a.sampling.top_k != b.sampling.top_k || a.sampling.top_p != b.sampling.top_p ||
       a.sampling.seed != b.sampling.seed || c.who.tenant != again.who.tenant ||
-      c.who.priority != again.who.priority || c.who.cache_quota_blocks != again.who.cache_quota_blocks)
+      c.who.priority != again.who.priority || c.who.cache_quota_blocks != again.who.cache_quota_blocks ||
+      c.who.pin_quota_blocks != again.who.pin_quota_blocks)
     std::abort();
 }
 

@@ -51,6 +51,7 @@ Tenant sample_tenant() {
   t.quotas.monthly_spend_cap_micros = 0x0102030405060708;
   t.quotas.max_cached_kv_blocks = 0x55;
   t.quotas.cached_token_weight_permille = 0x0266;  // 614
+  t.quotas.max_pinned_kv_blocks = 0x77;
   t.created_ns = 1'700'000'000'123'456'789;
   return t;
 }
@@ -93,7 +94,7 @@ LedgerRecord sample_record() {
 }
 
 TEST(Codec, TenantBytesArePinned) {
-  const std::string pinned =
+  const std::string format_1 =
       "01"                                          // format
       "04000000"                                    // id, 4 bytes
       "61636d65"
@@ -114,8 +115,14 @@ TEST(Codec, TenantBytesArePinned) {
       "5500000000000000"                            // max_cached_kv_blocks
       "66020000"                                    // cached_token_weight_permille
       "15cd853dfe9c9717";                           // created_ns
+  const std::string pinned = "02" + format_1.substr(2) +
+      "7700000000000000";                           // max_pinned_kv_blocks
   EXPECT_EQ(hex(encode_tenant(sample_tenant())), pinned);
   EXPECT_EQ(decode_tenant(unhex(pinned)), sample_tenant());
+  // A tenant stored before its pin quota reads back with the server's default.
+  Tenant old = sample_tenant();
+  old.quotas.max_pinned_kv_blocks = 0;
+  EXPECT_EQ(decode_tenant(unhex(format_1)), old);
 }
 
 TEST(Codec, ApiKeyBytesArePinned) {

@@ -176,6 +176,7 @@ std::string encode_replica_call(const Request& r, const Submitter& who) {
   // Only what parse_replica_call() takes back: a value it refuses is the
   // sender's bug, told here rather than as the replica's 400.
   if (who.cache_quota_blocks < 0) fail("cache_quota_blocks", "negative");
+  if (who.pin_quota_blocks < 0) fail("pin_quota_blocks", "negative");
   if (r.max_tokens < 0) fail("max_tokens", "negative");
   for (size_t i = 0; i < r.pins.size(); ++i)
     if (r.pins[i].tokens < 0 || r.pins[i].ttl.count() < 0) fail(index_path("pins", i), "negative");
@@ -190,6 +191,7 @@ std::string encode_replica_call(const Request& r, const Submitter& who) {
   o["tenant"] = who.tenant;
   o["priority"] = who.priority;
   o["cache_quota_blocks"] = who.cache_quota_blocks;
+  o["pin_quota_blocks"] = who.pin_quota_blocks;
   o["max_tokens"] = r.max_tokens;
   o["ignore_eos"] = r.ignore_eos;
   o["use_cache"] = r.use_cache;
@@ -213,6 +215,7 @@ ReplicaCall parse_replica_call(std::string_view body) {
   c.who.tenant = f.need_unsigned("tenant");
   c.who.priority = read_i32(f, "priority");
   c.who.cache_quota_blocks = f.need_integer("cache_quota_blocks", 0, std::numeric_limits<int64_t>::max());
+  c.who.pin_quota_blocks = f.need_integer("pin_quota_blocks", 0, std::numeric_limits<int64_t>::max());
   r.max_tokens = read_i32(f, "max_tokens", 0);
   r.ignore_eos = f.need_boolean("ignore_eos");
   r.use_cache = f.need_boolean("use_cache");

@@ -6,7 +6,7 @@
 //
 //   POST /internal/v1/generate   body: a ReplicaCall
 //     {"prompt":[ids], "scope":"<32 hex, hi then lo>", "tenant":u64,
-//      "priority":i32, "cache_quota_blocks":i64, "max_tokens":i32,
+//      "priority":i32, "cache_quota_blocks":i64, "pin_quota_blocks":i64, "max_tokens":i32,
 //      "ignore_eos":bool, "use_cache":bool, "cache_salt":"...",
 //      "pins":[[tokens:i32, ttl_s:i64], ...], "stop_ids":[ids],
 //      "sampling":{"temperature":f, "top_k":i32, "top_p":f, "seed":u64}}

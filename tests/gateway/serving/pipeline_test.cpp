@@ -236,5 +236,22 @@ TEST_F(PipelineTest, APinOverTheCacheQuotaIsRefusedBeforeAnyWorkAndOneThatFitsIs
   EXPECT_EQ(engine_->pinned_blocks(tenant_label("roomy")) * 16, static_cast<int32_t>(s.pinned_tokens));
 }
 
+// A tenant's own pin quota (max_pinned_kv_blocks) replaces the server's
+// default for it: one block is too few for this prompt's, a 429 naming the
+// quota before any work.
+TEST_F(PipelineTest, ATenantsOwnPinQuotaRefusesAPinPastItBeforeAnyWork) {
+  const auto one = tenant("one-pin", {.max_pinned_kv_blocks = 1});
+  ServeRequest r = request(one, long_prompt_, 2);
+  r.pins = {{static_cast<int32_t>(r.prompt.size()), std::chrono::seconds(300)}};
+  auto refused = pipeline_->start(r, std::make_shared<RecordingSink>());
+  ASSERT_TRUE(std::holds_alternative<NotStarted>(refused));
+  const NotStarted& no = std::get<NotStarted>(refused);
+  EXPECT_EQ(no.why, NotStarted::Why::kQuota);
+  ASSERT_TRUE(no.quota);
+  EXPECT_EQ(no.quota->limit, tenancy::Limit::kPinnedBlocks);
+  EXPECT_NE(no.message.find("pin quota of 1 blocks"), std::string::npos) << no.message;
+  EXPECT_FALSE(tenancy_->ledger().find(r.request_id));
+}
+
 }  // namespace
 }  // namespace kvgate::serving

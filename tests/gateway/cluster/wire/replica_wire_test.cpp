@@ -30,7 +30,8 @@ static bool operator==(const Request& a, const Request& b) {
          a.use_cache == b.use_cache && a.prompt_chain == b.prompt_chain && a.pins == b.pins;
 }
 static bool operator==(const Submitter& a, const Submitter& b) {
-  return a.tenant == b.tenant && a.priority == b.priority && a.cache_quota_blocks == b.cache_quota_blocks;
+  return a.tenant == b.tenant && a.priority == b.priority && a.cache_quota_blocks == b.cache_quota_blocks &&
+         a.pin_quota_blocks == b.pin_quota_blocks;
 }
 static bool operator==(const RequestResult& a, const RequestResult& b) {
   return a.id == b.id && a.output == b.output && a.finish == b.finish && a.prompt_tokens == b.prompt_tokens &&
@@ -98,6 +99,7 @@ ReplicaCall random_call(std::mt19937_64& rng) {
   c.who.tenant = rng() % 2 ? rng() : rng() % 10;  // labels are XXH3-64: above 2^63 as often as not
   c.who.priority = static_cast<int32_t>(rng());
   c.who.cache_quota_blocks = static_cast<int64_t>(rng() >> (rng() % 63 + 1));
+  c.who.pin_quota_blocks = static_cast<int64_t>(rng() >> (rng() % 63 + 1));
   return c;
 }
 
@@ -176,6 +178,7 @@ TEST(ReplicaWire, ARequestTheReplicaWouldRefuseIsNotSent) {
     return std::string("(sent)");
   };
   EXPECT_EQ(refused(r, {.cache_quota_blocks = -1}), "cache_quota_blocks");
+  EXPECT_EQ(refused(r, {.pin_quota_blocks = -1}), "pin_quota_blocks");
   Request q = r;
   q.max_tokens = -1;
   EXPECT_EQ(refused(q, {}), "max_tokens");
@@ -227,7 +230,7 @@ TEST(ReplicaWire, EveryRequestFieldMissingOrOfTheWrongTypeIsRefusedByName) {
   const auto parse = [](const std::string& b) { return parse_replica_call(b); };
   ASSERT_EQ(refused_field(parse, good), "(accepted)");
   const std::vector<std::string> fields = {
-      "prompt", "scope", "tenant", "priority", "cache_quota_blocks", "max_tokens", "ignore_eos", "use_cache",
+      "prompt", "scope", "tenant", "priority", "cache_quota_blocks", "pin_quota_blocks", "max_tokens", "ignore_eos", "use_cache",
       "cache_salt", "pins", "stop_ids", "sampling", "sampling.temperature", "sampling.top_k", "sampling.top_p",
       "sampling.seed"};
   for (const std::string& f : fields) {
@@ -263,6 +266,7 @@ TEST(ReplicaWire, OutOfRangeValuesAndUnknownKeysAreRefusedByName) {
       {"priority", int64_t{1} << 40, "priority"},
       {"cache_quota_blocks", -1, "cache_quota_blocks"},
       {"cache_quota_blocks", uint64_t{1} << 63, "cache_quota_blocks"},
+      {"pin_quota_blocks", -1, "pin_quota_blocks"},
       {"max_tokens", -1, "max_tokens"},
       {"pins", json::array{json::array{1, -5}}, "pins[0][1]"},
       {"pins", json::array{json::array{1}}, "pins[0]"},
