@@ -268,8 +268,8 @@ TEST(ReplicaWire, OutOfRangeValuesAndUnknownKeysAreRefusedByName) {
       {"cache_quota_blocks", uint64_t{1} << 63, "cache_quota_blocks"},
       {"pin_quota_blocks", -1, "pin_quota_blocks"},
       {"max_tokens", -1, "max_tokens"},
-      {"pins", json::array{json::array{1, -5}}, "pins[0][1]"},
-      {"pins", json::array{json::array{1}}, "pins[0]"},
+      {"pins", json::parse("[[1, -5]]"), "pins[0][1]"},  // (a braced nested array flattens under clang)
+      {"pins", json::parse("[[1]]"), "pins[0]"},
       {"pins", json::array{1}, "pins[0]"},
       {"sampling.temperature", 1e300, "sampling.temperature"},
       {"sampling.top_k", int64_t{1} << 33, "sampling.top_k"},
