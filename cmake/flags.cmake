@@ -20,15 +20,10 @@ endif()
 # linking GCC 12's -O3 objects broke unwinding out of a function's .cold
 # part (an exception thrown there called std::terminate instead of reaching
 # its handler: JinjaLimits.ValuesNestBoundedly in the Release suites).
-# -DKVGATE_LINKER=default keeps the compiler's own linker.
+# -DKVGATE_LINKER=default keeps the compiler's own linker, =lld forces lld.
+set(KVGATE_LINKER auto CACHE STRING "auto (lld with clang where installed), lld, or default (the compiler's own)")
 find_program(KVGATE_LLD NAMES ld.lld ld.lld-14)
-if(KVGATE_LLD AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-  set(KVGATE_LINKER_DEFAULT lld)
-else()
-  set(KVGATE_LINKER_DEFAULT default)
-endif()
-set(KVGATE_LINKER ${KVGATE_LINKER_DEFAULT} CACHE STRING "lld, or default (the compiler driver's linker)")
-if(KVGATE_LINKER STREQUAL "lld")
+if(KVGATE_LINKER STREQUAL "lld" OR (KVGATE_LINKER STREQUAL "auto" AND KVGATE_LLD AND CMAKE_CXX_COMPILER_ID MATCHES "Clang"))
   # Only CXX and C links: nvcc's device link (if any) keeps its own.
   add_link_options($<$<LINK_LANGUAGE:CXX,C>:-fuse-ld=lld>)
 endif()
