@@ -12,6 +12,21 @@ endif()
 if(KVGATE_WERROR)
   target_compile_options(kvgate_options INTERFACE -Werror)
 endif()
+# The linker: lld for the clang builds (the sanitizer and fuzz builds),
+# where it is installed (ops/deps installs lld). GNU ld spends seconds on
+# each test binary there (about 2 s CPU, 6-7 s wall, for kvgate and each
+# gateway suite under ASan); lld does the same links in about 0.5 s CPU,
+# 1.4 s wall (docs/benchmarks.md, "The test run"). Not with GCC: lld 14
+# linking GCC 12's -O3 objects broke unwinding out of a function's .cold
+# part (an exception thrown there called std::terminate instead of reaching
+# its handler: JinjaLimits.ValuesNestBoundedly in the Release suites).
+# -DKVGATE_LINKER=default keeps the compiler's own linker, =lld forces lld.
+set(KVGATE_LINKER auto CACHE STRING "auto (lld with clang where installed), lld, or default (the compiler's own)")
+find_program(KVGATE_LLD NAMES ld.lld ld.lld-14)
+if(KVGATE_LINKER STREQUAL "lld" OR (KVGATE_LINKER STREQUAL "auto" AND KVGATE_LLD AND CMAKE_CXX_COMPILER_ID MATCHES "Clang"))
+  # Only CXX and C links: nvcc's device link (if any) keeps its own.
+  add_link_options($<$<LINK_LANGUAGE:CXX,C>:-fuse-ld=lld>)
+endif()
 # The optimisation level comes from the build type alone (Release: -O3,
 # RelWithDebInfo: -O2), never from kvgate_options, so that the test suites
 # can choose their own (tests/CMakeLists.txt).
@@ -57,8 +72,11 @@ if(KVGATE_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "KVGATE_FUZZ needs clang (libFuzzer)")
   endif()
-  # Instrument every library for coverage; only the fuzz targets link libFuzzer's main.
-  target_compile_options(kvgate_options INTERFACE -fsanitize=fuzzer-no-link)
+  # Coverage instrumentation (-fsanitize=fuzzer-no-link) goes only on the
+  # libraries some fuzz target links, and tests/fuzz/CMakeLists.txt adds it
+  # there: only a fuzz process reads the counters, so in the suites, the
+  # server the e2e tests start and kvgatectl it was compile time (a fifth of
+  # kvgatectl's first unity batch) and a hook call at every comparison.
 endif()
 
 # kvgate_io_code(target...): an executable that waits on its user and shares
