@@ -39,36 +39,27 @@ class MessageWholeSink final : public WholeReply {
   const anthropic::MessageMeta meta_;
 };
 
-class MessageStreamSink final : public ReplySink {
+class MessageStreamSink final : public StreamReply {
  public:
   // `prompt_tokens`: for message_start's usage (stream_events.h).
   MessageStreamSink(server::Reply reply, anthropic::MessageMeta meta, uint64_t prompt_tokens,
                     server::HttpHeaders headers, std::optional<openai::ToolCallContext> tools = std::nullopt,
                     ToolReplyCounter count = {})
-      : reply_(std::move(reply)),
+      : StreamReply(std::move(reply), std::move(headers)),
         prompt_tokens_(prompt_tokens),
         count_(std::move(count)),
-        headers_(std::move(headers)),
         events_(std::move(meta)) {
     if (tools) tools_.emplace(std::move(*tools));
   }
-  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void send(std::vector<std::string> frames) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> opening() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void text(std::string_view text) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void done(const Served& served) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void send_step(const openai::ToolCallStream::Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  server::Reply reply_;
   const uint64_t prompt_tokens_;
   const ToolReplyCounter count_;
-  Mutex mu_;
-  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()
   anthropic::MessageEvents events_ ABSL_GUARDED_BY(mu_);
   std::optional<openai::ToolCallStream> tools_ ABSL_GUARDED_BY(mu_);
 };

@@ -108,34 +108,53 @@ WholeReply::Response WholeReplySink::answer(const Served& s, const std::string& 
   return {200, boost::json::serialize(openai::chat_completion_response(meta_, r.content, s.finish, usage, r.calls))};
 }
 
-void StreamReplySink::on_placed(std::string_view where) {
+void StreamReply::on_placed(std::string_view where) {
   MutexLock lock(mu_);
   if (!open_) set_replica(headers_, where);  // once open, the header has gone out
 }
 
-void StreamReplySink::open(server::HttpHeaders more) {
+void StreamReply::open(server::HttpHeaders more) {
   MutexLock lock(mu_);
   server::HttpHeaders h = server::sse_headers();
   h.insert(h.end(), headers_.begin(), headers_.end());
   h.insert(h.end(), more.begin(), more.end());
   reply_.start_stream(200, std::move(h));
-  if (endpoint_ == openai::Endpoint::kChatCompletions)
-    reply_.write(server::sse_data(boost::json::serialize(openai::chat_role_chunk(ctx_))));
+  for (std::string& f : opening()) reply_.write(std::move(f));
   for (std::string& f : held_) reply_.write(std::move(f));
   held_.clear();
   open_ = true;
   if (done_) reply_.finish();
 }
 
-void StreamReplySink::send(std::string frame) {
+void StreamReply::send(std::string frame) {
   if (open_)
     reply_.write(std::move(frame));
   else
     held_.push_back(std::move(frame));
 }
 
-void StreamReplySink::on_text(std::string_view text) {
+void StreamReply::send(std::vector<std::string> frames) {
+  for (std::string& f : frames) send(std::move(f));
+}
+
+void StreamReply::on_text(std::string_view text) {
   MutexLock lock(mu_);
+  this->text(text);
+}
+
+void StreamReply::on_done(const Served& s) {
+  MutexLock lock(mu_);
+  done(s);
+  done_ = true;
+  if (open_) reply_.finish();
+}
+
+std::vector<std::string> StreamReplySink::opening() {
+  if (endpoint_ != openai::Endpoint::kChatCompletions) return {};
+  return {server::sse_data(boost::json::serialize(openai::chat_role_chunk(ctx_)))};
+}
+
+void StreamReplySink::text(std::string_view text) {
   if (tools_) return send_step(tools_->push(text));
   const boost::json::value chunk = endpoint_ == openai::Endpoint::kChatCompletions
                                        ? openai::chat_content_chunk(ctx_, text)
@@ -152,8 +171,7 @@ void StreamReplySink::send_step(const openai::ToolCallStream::Step& step) {
   }
 }
 
-void StreamReplySink::on_done(const Served& s) {
-  MutexLock lock(mu_);
+void StreamReplySink::done(const Served& s) {
   if (!s.error.empty()) {
     // A failure mid-stream is an error frame, then the end (OpenAI's shape).
     send(server::sse_data(openai::serialize(failure(s))));
@@ -170,8 +188,6 @@ void StreamReplySink::on_done(const Served& s) {
       send(server::sse_data(boost::json::serialize(openai::usage_chunk(ctx_, endpoint_, usage_report(s)))));
   }
   send(std::string(server::kSseDone));
-  done_ = true;
-  if (open_) reply_.finish();
 }
 
 }  // namespace kvgate::serving

@@ -55,7 +55,7 @@ openai::ApiError failure(const Served& s);
 void set_replica(server::HttpHeaders& h, std::string_view where);
 
 // A Sink that answers an HTTP request, holding its response until open():
-// every API's whole and streamed sinks (these, message_sinks.h).
+// every API's whole and streamed sinks (these, message_sinks.h, responses_sinks.h).
 class ReplySink : public Sink {
  public:
   // The request was accepted: `more` joins the response's headers, and
@@ -101,6 +101,43 @@ class WholeReply : public ReplySink {
   std::optional<Response> held_ ABSL_GUARDED_BY(mu_);  // the response, made before open()
 };
 
+// A streamed answer, for any API: server-sent events, each frame sent as
+// it is made, or held until open() if the request was not accepted yet;
+// the stream ends after the frames done() makes. Its subclasses make the
+// frames, under mu_, which guards their state too.
+class StreamReply : public ReplySink {
+ public:
+  // The request was accepted: the stream starts, with `more` among its
+  // headers, then opening()'s frames, then what was held.
+  void open(server::HttpHeaders more = {}) final ABSL_LOCKS_EXCLUDED(mu_);
+  void on_text(std::string_view text) final ABSL_LOCKS_EXCLUDED(mu_);
+  void on_done(const Served& served) final ABSL_LOCKS_EXCLUDED(mu_);
+  void on_placed(std::string_view where) final ABSL_LOCKS_EXCLUDED(mu_);
+
+ protected:
+  StreamReply(server::Reply reply, server::HttpHeaders headers)
+      : reply_(std::move(reply)), headers_(std::move(headers)) {}
+  // Frames that lead the stream when it opens, before any held one (none
+  // by default): made then, so only frames that need no numbering in the
+  // order made.
+  virtual std::vector<std::string> opening() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return {}; }
+  // A piece of text's frames, sent with send().
+  virtual void text(std::string_view text) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) = 0;
+  // The last frames of a request that ended (a failure included).
+  virtual void done(const Served& served) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) = 0;
+  void send(std::string frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void send(std::vector<std::string> frames) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Mutex mu_;
+
+ private:
+  server::Reply reply_;
+  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // the last frame is made (maybe still held)
+  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()
+};
+
 class WholeReplySink final : public WholeReply {
  public:
   WholeReplySink(server::Reply reply, openai::Endpoint endpoint, openai::ResponseMeta meta, server::HttpHeaders headers,
@@ -116,38 +153,27 @@ class WholeReplySink final : public WholeReply {
   const openai::ResponseMeta meta_;
 };
 
-class StreamReplySink final : public ReplySink {
+class StreamReplySink final : public StreamReply {
  public:
   StreamReplySink(server::Reply reply, openai::Endpoint endpoint, openai::StreamContext ctx, server::HttpHeaders headers,
                   std::optional<openai::ToolCallContext> tools = std::nullopt, ToolReplyCounter count = {})
-      : reply_(std::move(reply)),
+      : StreamReply(std::move(reply), std::move(headers)),
         endpoint_(endpoint),
         ctx_(std::move(ctx)),
-        count_(std::move(count)),
-        headers_(std::move(headers)) {
+        count_(std::move(count)) {
     if (tools) tools_.emplace(std::move(*tools));
   }
-  // The request was accepted: the stream starts, with `more` among its
-  // headers, and what was held goes out.
-  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void send(std::string frame) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> opening() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void text(std::string_view text) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void done(const Served& served) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A tool-reading step's text and calls, as chunks.
   void send_step(const openai::ToolCallStream::Step& step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  server::Reply reply_;
   const openai::Endpoint endpoint_;
   const openai::StreamContext ctx_;
   const ToolReplyCounter count_;
-  Mutex mu_;
-  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;  // the last frame is made (maybe still held)
-  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);  // frames made before open()
   std::optional<openai::ToolCallStream> tools_ ABSL_GUARDED_BY(mu_);
   int calls_sent_ ABSL_GUARDED_BY(mu_) = 0;
 };

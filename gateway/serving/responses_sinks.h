@@ -66,27 +66,16 @@ class ResponseWholeSink final : public WholeReply {
   const ResponseKeeper keeper_;
 };
 
-class ResponseStreamSink final : public ReplySink {
+class ResponseStreamSink final : public StreamReply {
  public:
   ResponseStreamSink(server::Reply reply, openai::ResponseSettings settings, ResponseKeeper keeper,
                      server::HttpHeaders headers);
-  void open(server::HttpHeaders more = {}) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_text(std::string_view text) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_done(const Served& served) override ABSL_LOCKS_EXCLUDED(mu_);
-  void on_placed(std::string_view where) override ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void send(std::vector<std::string> frames) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void text(std::string_view text) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void done(const Served& served) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  server::Reply reply_;
   const ResponseKeeper keeper_;
-  Mutex mu_;
-  server::HttpHeaders headers_ ABSL_GUARDED_BY(mu_);
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
-  // Frames made before open(), the start events first: the events'
-  // sequence numbers are the order they leave in.
-  std::vector<std::string> held_ ABSL_GUARDED_BY(mu_);
   openai::ResponseEvents events_ ABSL_GUARDED_BY(mu_);
 };
 
