@@ -55,6 +55,20 @@ class PipelineTest : public testing::PipelineFixture {
     return s;
   }
 
+  // `r`, pinning its whole prompt for 5 minutes, is refused before it
+  // starts: a 429 naming `limit`, its message holding `says`, nothing billed.
+  void expect_pin_refused(ServeRequest r, tenancy::Limit limit, const std::string& says) {
+    r.pins = {{static_cast<int32_t>(r.prompt.size()), std::chrono::seconds(300)}};
+    auto refused = pipeline_->start(r, std::make_shared<RecordingSink>());
+    ASSERT_TRUE(std::holds_alternative<NotStarted>(refused));
+    const NotStarted& no = std::get<NotStarted>(refused);
+    EXPECT_EQ(no.why, NotStarted::Why::kQuota);
+    ASSERT_TRUE(no.quota);
+    EXPECT_EQ(no.quota->limit, limit);
+    EXPECT_NE(no.message.find(says), std::string::npos) << no.message;
+    EXPECT_FALSE(tenancy_->ledger().find(r.request_id)) << "nothing ran, nothing is billed";
+  }
+
   const std::string long_prompt_ = testing::kStoryPrompt;
   int n_ = 0;
 };
@@ -208,16 +222,8 @@ TEST_F(PipelineTest, MetricsCountARefusalOnceByItsLimitAndNothingElse) {
 
 TEST_F(PipelineTest, APinOverTheCacheQuotaIsRefusedBeforeAnyWorkAndOneThatFitsIsBilledAsAWrite) {
   const auto small = tenant("small", {.max_cached_kv_blocks = 2});
-  ServeRequest r = request(small, long_prompt_, 2);  // more than two full blocks
-  r.pins = {{static_cast<int32_t>(r.prompt.size()), std::chrono::seconds(300)}};
-  auto refused = pipeline_->start(r, std::make_shared<RecordingSink>());
-  ASSERT_TRUE(std::holds_alternative<NotStarted>(refused));
-  const NotStarted& no = std::get<NotStarted>(refused);
-  EXPECT_EQ(no.why, NotStarted::Why::kQuota);
-  ASSERT_TRUE(no.quota);
-  EXPECT_EQ(no.quota->limit, tenancy::Limit::kKvBlocks);
-  EXPECT_NE(no.message.find("cache quota of 2 blocks"), std::string::npos) << no.message;
-  EXPECT_FALSE(tenancy_->ledger().find(r.request_id)) << "nothing ran, nothing is billed";
+  expect_pin_refused(request(small, long_prompt_, 2), tenancy::Limit::kKvBlocks,  // more than two full blocks
+                     "cache quota of 2 blocks");
 
   const auto roomy = tenant("roomy", {.max_cached_kv_blocks = 64});
   ServeRequest ok = request(roomy, long_prompt_, 2);
@@ -241,16 +247,7 @@ TEST_F(PipelineTest, APinOverTheCacheQuotaIsRefusedBeforeAnyWorkAndOneThatFitsIs
 // quota before any work.
 TEST_F(PipelineTest, ATenantsOwnPinQuotaRefusesAPinPastItBeforeAnyWork) {
   const auto one = tenant("one-pin", {.max_pinned_kv_blocks = 1});
-  ServeRequest r = request(one, long_prompt_, 2);
-  r.pins = {{static_cast<int32_t>(r.prompt.size()), std::chrono::seconds(300)}};
-  auto refused = pipeline_->start(r, std::make_shared<RecordingSink>());
-  ASSERT_TRUE(std::holds_alternative<NotStarted>(refused));
-  const NotStarted& no = std::get<NotStarted>(refused);
-  EXPECT_EQ(no.why, NotStarted::Why::kQuota);
-  ASSERT_TRUE(no.quota);
-  EXPECT_EQ(no.quota->limit, tenancy::Limit::kPinnedBlocks);
-  EXPECT_NE(no.message.find("pin quota of 1 blocks"), std::string::npos) << no.message;
-  EXPECT_FALSE(tenancy_->ledger().find(r.request_id));
+  expect_pin_refused(request(one, long_prompt_, 2), tenancy::Limit::kPinnedBlocks, "pin quota of 1 blocks");
 }
 
 }  // namespace
