@@ -59,7 +59,12 @@ uint64_t default_write_1h_price(uint64_t fresh) { return scaled_price(fresh, 2, 
 
 PricePlan PricePlan::with_default_cached(std::string id, uint64_t fresh, uint64_t output,
                                          uint64_t write) {
-  return PricePlan{std::move(id),   fresh, default_cached_price(fresh), write, output, default_write_5m_price(fresh),
+  return PricePlan{std::move(id),
+                   fresh,
+                   default_cached_price(fresh),
+                   write,
+                   output,
+                   default_write_5m_price(fresh),
                    default_write_1h_price(fresh)};
 }
 
