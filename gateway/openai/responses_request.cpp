@@ -40,6 +40,8 @@ void only_known_fields(const json::object& body) {
     if (std::find(kFields.begin(), kFields.end(), key) != kFields.end()) continue;
     if (kv.value().is_null()) continue;  // null is absent, as for every field
     if (const char* why = unserved(key)) throw invalid_value(key, why);
+    if (key.empty())  // no name to put in `param`, which names a field when it is there
+      throw invalid_request("Unknown parameter: a field with an empty name.", std::nullopt, "unknown_parameter");
     throw invalid_request("Unknown parameter: '" + std::string(key) + "'.", std::string(key), "unknown_parameter");
   }
 }

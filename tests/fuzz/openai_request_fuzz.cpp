@@ -16,6 +16,7 @@
 // The vocabulary is loaded once from ../shared (KVGATE_SHARED overrides);
 // without it the encoding checks are skipped.
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -47,11 +48,15 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
+// A refusal must be a 4xx naming what is wrong; one that is not is printed
+// before the abort, so that the crash report says which rule it broke.
 void check_error(const ApiError& e) {
-  check(e.status >= 400 && e.status < 500);
-  check(!e.message.empty());
-  check(!e.type.empty());
-  check(!e.param || !e.param->empty());
+  const bool ok = e.status >= 400 && e.status < 500 && !e.message.empty() && !e.type.empty() &&
+                  (!e.param || !e.param->empty());
+  if (!ok)
+    std::fprintf(stderr, "bad refusal: status %d, type '%s', param %s, message '%s'\n", e.status, e.type.c_str(),
+                 e.param ? ("'" + *e.param + "'").c_str() : "none", e.message.c_str());
+  check(ok);
 }
 
 void check_options(const GenerationOptions& o) {

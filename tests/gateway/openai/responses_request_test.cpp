@@ -92,6 +92,11 @@ TEST(ResponsesRequest, RefusesWhatChangesTheAnswer) {
   expect_refused(body_with(R"("max_tokens": 5)"), "max_tokens");
   expect_refused(body_with(R"("stop": "x")"), "stop");
   expect_refused(body_with(R"("frobnicate": 1)"), "frobnicate");
+  // A field with no name: refused, with no empty `param` (found by the fuzzer).
+  const ApiError e = error_of([] { parse_responses_request(body_with(R"("": 1)")); });
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.param, std::nullopt);
+  EXPECT_NE(e.message.find("empty name"), std::string::npos) << e.message;
 }
 
 TEST(ResponsesRequest, RefusesInputsItCannotServe) {
