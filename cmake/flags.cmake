@@ -73,8 +73,8 @@ if(KVGATE_FUZZ)
     message(FATAL_ERROR "KVGATE_FUZZ needs clang (libFuzzer)")
   endif()
   # Coverage instrumentation (-fsanitize=fuzzer-no-link) goes only on the
-  # libraries some fuzz target links, and tests/fuzz/CMakeLists.txt adds it
-  # there: only a fuzz process reads the counters, so in the suites, the
+  # parser libraries the fuzz targets name, and tests/fuzz/CMakeLists.txt
+  # adds it there: only a fuzz process reads the counters, so in the suites, the
   # server the e2e tests start and kvgatectl it was compile time (a fifth of
   # kvgatectl's first unity batch) and a hook call at every comparison.
 endif()
