@@ -193,44 +193,10 @@ std::vector<DailyUsage> Ledger::usage_by_day(std::string_view tenant_id, int64_t
   return days;
 }
 
-namespace {
-
-// RFC 4180: quote a field that holds a separator, quote or line break.
-void csv_field(std::ostream& out, std::string_view v) {
-  if (v.find_first_of(",\"\r\n") == std::string_view::npos) {
-    out << v;
-    return;
-  }
-  out << '"';
-  for (char c : v) {
-    if (c == '"') out << '"';
-    out << c;
-  }
-  out << '"';
-}
-
-}  // namespace
-
 void Ledger::export_csv(std::string_view tenant_id, int64_t from_ns, int64_t to_ns,
                         std::ostream& out) const {
-  out << "request_id,tenant_id,key_id,model,arrival_ns,first_token_ns,finish_ns,"
-         "prompt_tokens,cached_device,cached_host,cached_disk,fresh_prefill,cache_written,cache_write_5m,cache_write_1h,"
-         "output_tokens,finish_reason,cost_micros\n";
-  scan(tenant_id, from_ns, to_ns, [&](const LedgerRecord& r) {
-    csv_field(out, r.request_id);
-    out << ',';
-    csv_field(out, r.tenant_id);
-    out << ',';
-    csv_field(out, r.key_id);
-    out << ',';
-    csv_field(out, r.model);
-    out << ',' << r.arrival_ns << ',' << r.first_token_ns << ',' << r.finish_ns << ','
-        << r.tokens.prompt_tokens << ',' << r.tokens.cached_device << ',' << r.tokens.cached_host
-        << ',' << r.tokens.cached_disk << ',' << r.tokens.fresh_prefill << ','
-        << r.tokens.cache_written << ',' << r.tokens.cache_write_5m << ',' << r.tokens.cache_write_1h << ','
-        << r.tokens.output_tokens << ','
-        << finish_reason_name(r.finish_reason) << ',' << r.cost_micros << "\n";
-  });
+  write_csv_header(out);
+  scan(tenant_id, from_ns, to_ns, [&](const LedgerRecord& r) { write_csv_row(out, r); });
 }
 
 }  // namespace kvgate::tenancy

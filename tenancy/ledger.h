@@ -21,6 +21,7 @@ namespace kvgate::tenancy {
 enum class RecordOutcome {
   kRecorded,         // written and synced by this call
   kAlreadyRecorded,  // a record with this request id exists; it was not touched
+  kHeld,             // the store could not write it: held in memory and retried (Tenancy::finish)
 };
 
 struct UsageTotals {

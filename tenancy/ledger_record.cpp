@@ -2,6 +2,8 @@
 // never reaches the group-commit leader and never fails anyone else's batch.
 #include "tenancy/ledger_record.h"
 
+#include <ostream>
+
 #include "tenancy/codec.h"
 #include "tenancy/error.h"
 #include "tenancy/tenant.h"
@@ -105,6 +107,45 @@ std::string ledger_time_key(std::string_view tenant_id, int64_t finish_ns,
   std::string k = ledger_time_key_prefix(tenant_id, finish_ns);
   k.append(request_id);
   return k;
+}
+
+namespace {
+
+// RFC 4180: quote a field that holds a separator, quote or line break.
+void csv_field(std::ostream& out, std::string_view v) {
+  if (v.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out << v;
+    return;
+  }
+  out << '"';
+  for (char c : v) {
+    if (c == '"') out << '"';
+    out << c;
+  }
+  out << '"';
+}
+
+}  // namespace
+
+void write_csv_header(std::ostream& out) {
+  out << "request_id,tenant_id,key_id,model,arrival_ns,first_token_ns,finish_ns,"
+         "prompt_tokens,cached_device,cached_host,cached_disk,fresh_prefill,cache_written,cache_write_5m,cache_write_1h,"
+         "output_tokens,finish_reason,cost_micros\n";
+}
+
+void write_csv_row(std::ostream& out, const LedgerRecord& r) {
+  csv_field(out, r.request_id);
+  out << ',';
+  csv_field(out, r.tenant_id);
+  out << ',';
+  csv_field(out, r.key_id);
+  out << ',';
+  csv_field(out, r.model);
+  out << ',' << r.arrival_ns << ',' << r.first_token_ns << ',' << r.finish_ns << ',' << r.tokens.prompt_tokens << ','
+      << r.tokens.cached_device << ',' << r.tokens.cached_host << ',' << r.tokens.cached_disk << ','
+      << r.tokens.fresh_prefill << ',' << r.tokens.cache_written << ',' << r.tokens.cache_write_5m << ','
+      << r.tokens.cache_write_1h << ',' << r.tokens.output_tokens << ',' << finish_reason_name(r.finish_reason) << ','
+      << r.cost_micros << "\n";
 }
 
 }  // namespace kvgate::tenancy

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,10 @@ struct LedgerRecord {
 // Throws Error(kInvariantViolated) when the prompt split does not add up or
 // the timestamps are out of order, Error(kInvalidArgument) for bad ids.
 void validate(const LedgerRecord& r);
+
+// The CSV of the usage export (RFC 4180): its header row, and one record's row.
+void write_csv_header(std::ostream& out);
+void write_csv_row(std::ostream& out, const LedgerRecord& r);
 
 std::string encode_ledger_record(const LedgerRecord& r);
 LedgerRecord decode_ledger_record(std::string_view v);

@@ -17,6 +17,32 @@
 #include "tenancy/error.h"
 
 namespace kvgate::tenancy {
+namespace {
+
+// How the store comes back from a failed write. RocksDB makes a failed WAL
+// write a hard error (no write until DB::Resume, which flushes the memtables
+// and starts a new WAL, so nothing half-written is appended to) when the
+// disk is full, but fatal (no write until the database is reopened) for any
+// other I/O error, and a recovery that fails while the disk still fails
+// makes it fatal too. The tenancy store is shared by every part of tenancy/
+// and is never reopened while serving, so an I/O error (a corruption is not
+// one) stays a hard error here, and RocksDB's own recovery, which
+// retries on its schedule, is off: HeldRecords resumes it by hand
+// (Store::resume) until it takes writes again.
+class ResumableIoErrors final : public rocksdb::EventListener {
+ public:
+  const char* Name() const override { return "kvgate.ResumableIoErrors"; }
+  void OnBackgroundError(rocksdb::BackgroundErrorReason, rocksdb::Status* error) override {
+    if (error->IsIOError() && error->severity() > rocksdb::Status::Severity::kHardError)
+      *error = rocksdb::Status(*error, rocksdb::Status::Severity::kHardError);
+  }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status, bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+};
+
+}  // namespace
+
 
 const char* family_name(Family f) noexcept {
   switch (f) {
@@ -57,7 +83,8 @@ rocksdb::ColumnFamilyOptions family_options(Family f) {
 
 }  // namespace
 
-Store::Store(const std::string& dir) : dir_(dir) {
+Store::Store(const std::string& dir, std::shared_ptr<rocksdb::FileSystem> fs)
+    : dir_(dir), env_(fs ? rocksdb::NewCompositeEnv(fs) : nullptr) {
   try {
     open();
   } catch (...) {
@@ -80,6 +107,8 @@ void Store::open() {
   // intact record after a crash is exactly "keep what was acknowledged".
   options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
   options.keep_log_file_num = 4;
+  if (env_) options.env = env_.get();
+  options.listeners.push_back(std::make_shared<ResumableIoErrors>());
 
   std::vector<std::string> on_disk;
   const bool fresh = !rocksdb::DB::ListColumnFamilies(options, dir_, &on_disk).ok();
@@ -163,5 +192,7 @@ void Store::write(rocksdb::WriteBatch* batch, bool sync) {
   wo.sync = sync;
   check_status(db_->Write(wo, batch), "writing tenancy store " + dir_);
 }
+
+bool Store::resume() { return db_->Resume().ok(); }
 
 }  // namespace kvgate::tenancy

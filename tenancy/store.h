@@ -3,6 +3,8 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
 #include <rocksdb/write_batch.h>
 
 #include <array>
@@ -41,7 +43,9 @@ class Store {
 
   // Opens or creates the store in `dir`. Throws Error(kSchemaTooNew) if a
   // newer kvgate wrote it, Error(kIo) if RocksDB cannot open it.
-  explicit Store(const std::string& dir);
+  // `fs`: the file system RocksDB uses (null: the machine's); the tests
+  // pass one that fails writes on demand.
+  explicit Store(const std::string& dir, std::shared_ptr<rocksdb::FileSystem> fs = nullptr);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -53,6 +57,9 @@ class Store {
   std::optional<std::string> get(Family f, std::string_view key) const;
   // Applies the batch atomically; sync=true returns only once it is on disk.
   void write(rocksdb::WriteBatch* batch, bool sync);
+  // After a failed write RocksDB refuses every write until told to resume
+  // (its background error); true once it takes writes again.
+  bool resume();
 
  private:
   void open();
@@ -60,6 +67,7 @@ class Store {
   void close() noexcept;
 
   std::string dir_;
+  std::unique_ptr<rocksdb::Env> env_;  // over the given file system; null: the default
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, static_cast<int>(Family::kCount)> handles_{};
   // Families found on disk that this build does not know (from a newer

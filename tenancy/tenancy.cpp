@@ -12,15 +12,17 @@
 
 namespace kvgate::tenancy {
 
-Tenancy::Tenancy(const std::string& data_dir, const WallClock& clock, ResponseLimits response_limits)
-    : store_(data_dir),
+Tenancy::Tenancy(const std::string& data_dir, const WallClock& clock, ResponseLimits response_limits,
+                 std::shared_ptr<rocksdb::FileSystem> fs, HeldRecordsOptions held)
+    : store_(data_dir, std::move(fs)),
       tenants_(store_, clock),
       keys_(store_, tenants_, clock),
       ledger_(store_),
       quotas_(clock, [this](const std::string& tenant, int64_t from, int64_t to) {
         return ledger_.usage(tenant, from, to).cost_micros;
       }),
-      responses_(store_, clock, response_limits) {}
+      responses_(store_, clock, response_limits),
+      held_(store_, ledger_, quotas_, held) {}
 
 Admission Tenancy::admit(const Tenant& tenant, const Estimate& estimate) {
   return quotas_.admit(tenant, tenants_.get_plan(tenant.plan_id), estimate);
@@ -37,6 +39,13 @@ RecordOutcome Tenancy::finish(const Ticket& ticket, LedgerRecord record) {
     }
     record.cost_micros = spend.cost_micros;
     outcome = ledger_.record(record);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kIo) {  // the store cannot write: hold it, spend still held, and fail closed
+      held_.hold(std::move(record), spend, e.what());
+      return RecordOutcome::kHeld;
+    }
+    quotas_.cancel_spend(spend);
+    throw;
   } catch (...) {
     quotas_.cancel_spend(spend);
     throw;

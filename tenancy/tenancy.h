@@ -10,6 +10,7 @@
 
 #include "tenancy/api_keys.h"
 #include "tenancy/clock.h"
+#include "tenancy/held_records.h"
 #include "tenancy/ledger.h"
 #include "tenancy/quota.h"
 #include "tenancy/response_store.h"
@@ -20,9 +21,11 @@ namespace kvgate::tenancy {
 
 class Tenancy {
  public:
-  // Opens (or creates) the store under data_dir. The clock must outlive this.
+  // Opens (or creates) the store under data_dir. The clock must outlive
+  // this. `fs`: the store's file system (null: the machine's; tests fail it).
   explicit Tenancy(const std::string& data_dir, const WallClock& clock = SystemClock::instance(),
-                   ResponseLimits response_limits = {});
+                   ResponseLimits response_limits = {}, std::shared_ptr<rocksdb::FileSystem> fs = nullptr,
+                   HeldRecordsOptions held = {});
 
   std::optional<Principal> authenticate(std::string_view key) const {
     return keys_.authenticate(key);
@@ -31,11 +34,18 @@ class Tenancy {
   Admission admit(const Tenant& tenant, const Estimate& estimate);
   // Settles the ticket (always, so its slot is freed), prices `record` by the
   // plan captured at admission, and records it durably. The cost counts
-  // against the monthly spend cap only when this call records it
-  // (kRecorded); a duplicate or a refused record adds nothing. Throws
+  // against the monthly spend cap only when the record is written
+  // (kRecorded, or kHeld once written); a duplicate or a refused record adds
+  // nothing. When the store cannot write, the record is held and retried
+  // (held_records.h) and billing_fault() is set until it is written. Throws
   // kInvariantViolated for a record whose prompt split does not add up,
   // kInvalidArgument if the record is not the ticket's tenant's.
   RecordOutcome finish(const Ticket& ticket, LedgerRecord record);
+
+  // Set while the ledger cannot write: no request may be admitted (the
+  // bill fails closed), and this is what to tell the client and /health.
+  std::optional<std::string> billing_fault() const { return held_.fault(); }
+  HeldRecordsStats held_stats() const { return held_.stats(); }
 
   Store& store() { return store_; }
   TenantRegistry& tenants() { return tenants_; }
@@ -51,6 +61,7 @@ class Tenancy {
   Ledger ledger_;
   Quotas quotas_;
   ResponseStore responses_;
+  HeldRecords held_;  // last: its thread writes through ledger_ and quotas_
 };
 
 }  // namespace kvgate::tenancy

@@ -211,6 +211,7 @@ void AdminApi::pin(const Call& c) {
     switch (no->why) {
       case serving::NotStarted::Why::kQuota: throw openai::rate_limited(no->message);
       case serving::NotStarted::Why::kBusy: throw openai::overloaded(no->message);
+      case serving::NotStarted::Why::kUnavailable: throw openai::service_unavailable(no->message);
       case serving::NotStarted::Why::kBadRequest: throw openai::invalid_request(no->message, "prompt");
     }
   }

@@ -126,4 +126,8 @@ ApiError overloaded(std::string message) {
   return ApiError(503, std::move(message), "server_error", std::nullopt, "overloaded");
 }
 
+ApiError service_unavailable(std::string message) {
+  return ApiError(503, std::move(message), "server_error", std::nullopt, "service_unavailable");
+}
+
 }  // namespace kvgate::openai

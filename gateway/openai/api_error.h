@@ -82,5 +82,6 @@ ApiError rate_limited(std::string message);               // 429
 ApiError headers_too_large(long long limit_bytes);        // 431
 ApiError internal_error(std::string message = "The server had an error while processing your request.");  // 500
 ApiError overloaded(std::string message = "The server is overloaded; retry after the time in the retry-after header.");  // 503
+ApiError service_unavailable(std::string message);        // 503, code service_unavailable
 
 }  // namespace kvgate::openai

@@ -83,6 +83,9 @@ void HttpApi::dispatch(const server::HttpRequest& req, server::Reply& reply) con
     // A failed device: 503, so a load balancer takes this replica out.
     if (const std::string f = pipeline_.engine_failure(); !f.empty())
       return send_json(reply, 503, {{"status", "error"}, {"error", f}, {"version", build_version()}});
+    // A ledger that cannot write: 503 too, since this server takes no request.
+    if (const std::optional<std::string> f = tenancy_.billing_fault())
+      return send_json(reply, 503, {{"status", "error"}, {"error", *f}, {"version", build_version()}});
     return send_json(reply, 200, {{"status", "ok"}, {"version", build_version()}});
   }
   if (path == "/v1/models") {
@@ -213,6 +216,8 @@ void HttpApi::answer_not_started(const NotStarted& no, const tenancy::Tenant& te
       throw openai::invalid_request(no.message, output ? "max_tokens" : input_field, "context_length_exceeded");
     }
     case NotStarted::Why::kBusy: return send(reply, openai::overloaded(no.message), {{"retry-after", "1"}});
+    case NotStarted::Why::kUnavailable:
+      return send(reply, openai::service_unavailable(no.message), {{"retry-after", "5"}});
     case NotStarted::Why::kQuota: {
       HttpHeaders h = rate_headers(tenancy_, tenant);
       if (!no.quota->never_fits) h.push_back({"retry-after", std::to_string(std::max<uint64_t>(1, no.quota->retry_after_s))});

@@ -121,7 +121,7 @@ std::variant<RequestId, NotStarted> Pipeline::start(ServeRequest req, std::share
     AccessEntry e;
     e.time_ns = WallAnchor::now().wall_ns;
     e.request_id = request_id, e.tenant = tenant, e.key_id = key_id;
-    e.status = no->why == NotStarted::Why::kQuota ? 429 : no->why == NotStarted::Why::kBusy ? 503 : 400;
+    e.status = no->why == NotStarted::Why::kQuota ? 429 : no->why == NotStarted::Why::kBadRequest ? 400 : 503;
     e.finish = "-";
     e.prompt_tokens = prompt_tokens;
     e.latency_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
@@ -164,6 +164,9 @@ std::optional<tenancy::Refusal> Pipeline::pin_refusal(const tenancy::QuotaLimits
 }
 
 std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::shared_ptr<Sink> sink) {
+  // The bill fails closed: a request that could not be recorded is not run.
+  if (std::optional<std::string> fault = tenancy_.billing_fault())
+    return NotStarted{NotStarted::Why::kUnavailable, "kvgate cannot take requests now: " + *fault, std::nullopt};
   const TenantIdentity id = tenant_identity(tenancy_.tenants(), req.who.tenant);
   Request er;
   er.prompt = req.prompt;

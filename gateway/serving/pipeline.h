@@ -82,7 +82,9 @@ class Sink {
 
 // Why a request did not start. Nothing was billed and its quota slot is free.
 struct NotStarted {
-  enum class Why { kBadRequest, kQuota, kBusy };
+  // kBusy: the engine's queue is full; kUnavailable: the ledger cannot
+  // write, so nothing is admitted until it can (both 503).
+  enum class Why { kBadRequest, kQuota, kBusy, kUnavailable };
   Why why = Why::kBadRequest;
   std::string message;
   std::optional<tenancy::Refusal> quota;  // for kQuota: the limit, for 429 headers

@@ -11,11 +11,13 @@
 
 #include <boost/json.hpp>
 
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/version.h"
@@ -27,6 +29,7 @@
 #include "tests/gateway/server/test_request.h"
 #include "tests/gateway/serving/api_error_shape.h"
 #include "tests/gateway/serving/pipeline_fixture.h"
+#include "tests/tenancy/failing_file_system.h"
 
 namespace kvgate::serving {
 namespace {
@@ -479,6 +482,55 @@ TEST_F(HttpApiTest, AClientThatGoesAwayCancelsItsRequestAndFreesItsBlocks) {
     EXPECT_EQ(rec->finish_reason, tenancy::FinishReason::kCancelled);  // billed for what it used
     EXPECT_LT(rec->tokens.output_tokens, 400u);
   }
+}
+
+// The bill fails closed (tenancy/held_records.h): while the ledger cannot
+// write, a new request is a 503 that says why without the store's path,
+// /health is a 503 too (a load balancer stops sending), and the request that
+// was running when the disk failed is answered and recorded once it is back.
+class LedgerDownTest : public HttpApiTest {
+ protected:
+  static void SetUpTestSuite() {
+    store_fs_ = fs_ = std::make_shared<tenancy::testing::FailingFileSystem>();
+    HttpApiTest::SetUpTestSuite();
+  }
+  static void TearDownTestSuite() {
+    HttpApiTest::TearDownTestSuite();
+    store_fs_ = fs_ = nullptr;
+  }
+  static inline std::shared_ptr<tenancy::testing::FailingFileSystem> fs_;
+};
+
+TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWritten) {
+  using Failure = tenancy::testing::FailingFileSystem::Failure;
+  const std::string body = completion({{"prompt", "Once"}, {"max_tokens", 2}});
+  ASSERT_EQ(post("/v1/completions", body).status, 200);
+
+  fs_->fail(Failure::kIoError);
+  const ReplyEvent running = post("/v1/completions", body);  // its ledger write fails: held
+  ASSERT_EQ(running.status, 200) << running.body;
+  const std::string held_id = header(running, "x-request-id");  // the ledger's id for it
+  EXPECT_TRUE(tenancy().billing_fault().has_value());
+
+  const ReplyEvent refused = post("/v1/completions", body);
+  EXPECT_TRUE(is_api_error(refused, 503, "server_error", "service_unavailable"));
+  EXPECT_NE(refused.body.find("ledger cannot write"), std::string::npos) << refused.body;
+  EXPECT_EQ(refused.body.find(stack().dir_.path()), std::string::npos) << "no path for clients: " << refused.body;
+  EXPECT_EQ(header(refused, "retry-after"), "5");
+  const ReplyEvent sick = answer(test_request("GET", "/health"));
+  EXPECT_EQ(sick.status, 503);
+  EXPECT_EQ(json::parse(sick.body).at("status"), "error");
+
+  fs_->fail(Failure::kNone);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (tenancy().billing_fault()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the held record was never written";
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(answer(test_request("GET", "/health")).status, 200);
+  EXPECT_TRUE(tenancy().ledger().find(held_id).has_value()) << held_id;
+  EXPECT_EQ(post("/v1/completions", body).status, 200);
+  EXPECT_EQ(tenancy().ledger().usage(tenant_id(), 0, INT64_MAX).requests, 3u) << "the refused one is not billed";
 }
 
 }  // namespace

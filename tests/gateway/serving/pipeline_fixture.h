@@ -40,7 +40,8 @@ inline const std::string kStoryPrompt =
 // The fields keep the names PipelineFixture's tests have always used.
 class PipelineStack {
  public:
-  PipelineStack() {
+  // `store_fs`: the tenancy store's file system (null: the machine's).
+  explicit PipelineStack(std::shared_ptr<rocksdb::FileSystem> store_fs = nullptr) {
     model_ = kvgate::testing::stories();
     tokenizer_ = Tokenizer::from_gguf(model_->file());
     BackendOptions bo;
@@ -49,7 +50,8 @@ class PipelineStack {
     so.model = model_fingerprint(*model_, KvLayout{KvType::kF32});
     so.eos = tokenizer_->eos();
     engine_ = std::make_unique<Engine>(make_cpu_backend(model_, bo), std::move(so), EngineOptions{.max_outstanding = 8});
-    tenancy_ = std::make_unique<tenancy::Tenancy>(dir_.sub("store"));
+    tenancy_ = std::make_unique<tenancy::Tenancy>(dir_.sub("store"), tenancy::SystemClock::instance(),
+                                                  tenancy::ResponseLimits{}, std::move(store_fs));
     tenancy_->tenants().put_plan(tenancy::PricePlan::with_default_cached("p", 1'000'000, 2'000'000));
     pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, durable_, metrics_);
   }
@@ -94,11 +96,14 @@ class PipelineFixture : public ::testing::Test, public PipelineStack {};
 template <class Suite>
 class SuiteStack : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { stack_ = std::make_unique<PipelineStack>(); }
+  static void SetUpTestSuite() { stack_ = std::make_unique<PipelineStack>(store_fs_); }
   static void TearDownTestSuite() { stack_.reset(); }
 
   static PipelineStack& stack() { return *stack_; }
   std::string tenant_id(const std::string& name = "acme") const { return name + "-" + std::to_string(test_); }
+
+  // Set before SetUpTestSuite: the file system of the suite's tenancy store.
+  static inline std::shared_ptr<rocksdb::FileSystem> store_fs_;
 
  private:
   static inline std::unique_ptr<PipelineStack> stack_;
