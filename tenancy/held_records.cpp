@@ -65,7 +65,9 @@ std::optional<std::string> HeldRecords::fault() const {
 
 HeldRecordsStats HeldRecords::stats() const {
   MutexLock lock(mu_);
-  return stats_;
+  HeldRecordsStats s = stats_;
+  s.pending = held_.size() + writing_;
+  return s;
 }
 
 void HeldRecords::run() {

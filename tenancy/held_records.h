@@ -31,6 +31,7 @@ struct HeldRecordsOptions {
 };
 
 struct HeldRecordsStats {
+  uint64_t pending = 0;  // held now, not yet written
   uint64_t held = 0;     // records held since start
   uint64_t written = 0;  // of them, written on a retry
   uint64_t dropped = 0;  // past the capacity, or still held at shutdown

@@ -118,7 +118,12 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics, access_log.get());
   const serving::KvTiers no_tiers;  // the replicas' own
   admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
-  admin::MetricsApi metrics_api([&] { route_metrics.refresh(replicas); }, metrics, tenancy, *durable, secrets.admin);
+  admin::MetricsApi metrics_api(
+      [&] {
+        route_metrics.refresh(replicas);
+        metrics.collect_ledger(tenancy.held_stats());
+      },
+      metrics, tenancy, *durable, secrets.admin);
   serving::OutputGrammars grammars(*tokenizer);
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, std::move(chat), grammars,
                              api_model(c, *model), routes_of(admin, metrics_api));

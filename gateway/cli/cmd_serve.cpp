@@ -222,7 +222,12 @@ void serve(const config::ServerConfig& c) {
   std::optional<serving::BlockingPool> durable(std::in_place, 2);
   serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *durable, metrics, access_log.get());
   admin::AdminApi admin(&engine, tenancy, *durable, secrets.admin, pipeline, *m.tokenizer, c.served_model_name(), tiers);
-  admin::MetricsApi metrics_api([&] { metrics.collect(engine); }, metrics, tenancy, *durable, secrets.admin);
+  admin::MetricsApi metrics_api(
+      [&] {
+        metrics.collect(engine);
+        metrics.collect_ledger(tenancy.held_stats());
+      },
+      metrics, tenancy, *durable, secrets.admin);
   serving::OutputGrammars grammars(*m.tokenizer);
   const std::unique_ptr<replica::InternalApi> internal =
       replica_api(c, internal_token, engine, kv_identity, events.get(), grammars);

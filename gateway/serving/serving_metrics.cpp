@@ -108,6 +108,14 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
       running_(registry_.gauge(info("kvgate_requests_running", "Requests the scheduler is running."))),
       waiting_(registry_.gauge(info("kvgate_requests_waiting", "Requests submitted and waiting for admission."))),
       preemptions_(registry_.counter(info("kvgate_preemptions_total", "Running requests preempted (recomputed later)."))),
+      ledger_pending_(registry_.gauge(info("kvgate_ledger_pending_records",
+                                           "Finished requests' records the ledger could not write yet; while any "
+                                           "is pending no request is admitted."))),
+      ledger_held_(registry_.counter(
+          info("kvgate_ledger_held_records_total", "Records held in memory because the ledger could not write."))),
+      ledger_dropped_(registry_.counter(info("kvgate_ledger_dropped_records_total",
+                                             "Held records never written (past the capacity, or at shutdown), "
+                                             "printed to stderr instead."))),
       evictions_(registry_.counter(info("kvgate_kv_evictions_blocks_total", "Cached blocks dropped from a tier.", {"tier"}))),
       offloads_(registry_.counter(info("kvgate_kv_offloads_blocks_total",
                                        "Blocks copied down from a tier to the one below.", {"tier"}))),
@@ -207,6 +215,12 @@ std::string ServingMetrics::tenant_of(TenantId label) const {
   MutexLock lock(labels_mu_);
   const auto it = tenant_by_label_.find(label);
   return it != tenant_by_label_.end() ? it->second : std::string(metrics::kOverflowLabel);
+}
+
+void ServingMetrics::collect_ledger(const tenancy::HeldRecordsStats& held) {
+  ledger_pending_.at({}).set(static_cast<double>(held.pending));
+  ledger_held_.at({}).set_total(held.held);
+  ledger_dropped_.at({}).set_total(held.dropped);
 }
 
 void ServingMetrics::collect(Engine& engine) {

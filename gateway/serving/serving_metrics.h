@@ -29,6 +29,7 @@
 #include "engine/sched/request_timing.h"
 #include "gateway/metrics/registry.h"
 #include "gateway/serving/kv_tiers.h"
+#include "tenancy/held_records.h"
 #include "tenancy/quota.h"
 #include "tenancy/usage.h"
 
@@ -62,6 +63,8 @@ class ServingMetrics {
   void watch(const KvTiers& tiers) { tiers_ = &tiers; }
   // Copies the engine's state into the gauges. Waits for the engine loop.
   void collect(Engine& engine);
+  // The ledger's records held while it could not write (tenancy/held_records.h).
+  void collect_ledger(const tenancy::HeldRecordsStats& held);
 
   std::string exposition() const { return registry_.expose(); }
   // For families of a process's own beside these (a route front's).
@@ -103,6 +106,9 @@ class ServingMetrics {
   metrics::Family<metrics::Gauge>& running_;
   metrics::Family<metrics::Gauge>& waiting_;
   metrics::Family<metrics::Counter>& preemptions_;
+  metrics::Family<metrics::Gauge>& ledger_pending_;
+  metrics::Family<metrics::Counter>& ledger_held_;
+  metrics::Family<metrics::Counter>& ledger_dropped_;
   metrics::Family<metrics::Counter>& evictions_;
   metrics::Family<metrics::Counter>& offloads_;
   metrics::Family<metrics::Counter>& restores_;

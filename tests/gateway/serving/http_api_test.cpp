@@ -520,6 +520,10 @@ TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWri
   const ReplyEvent sick = answer(test_request("GET", "/health"));
   EXPECT_EQ(sick.status, 503);
   EXPECT_EQ(json::parse(sick.body).at("status"), "error");
+  ServingMetrics& metrics = stack().metrics_;
+  metrics.collect_ledger(tenancy().held_stats());
+  EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_pending_records 1\n"), std::string::npos);
+  EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_held_records_total 1\n"), std::string::npos);
 
   fs_->fail(Failure::kNone);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -528,6 +532,9 @@ TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWri
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   EXPECT_EQ(answer(test_request("GET", "/health")).status, 200);
+  metrics.collect_ledger(tenancy().held_stats());
+  EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_pending_records 0\n"), std::string::npos);
+  EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_dropped_records_total 0\n"), std::string::npos);
   EXPECT_TRUE(tenancy().ledger().find(held_id).has_value()) << held_id;
   EXPECT_EQ(post("/v1/completions", body).status, 200);
   EXPECT_EQ(tenancy().ledger().usage(tenant_id(), 0, INT64_MAX).requests, 3u) << "the refused one is not billed";
