@@ -41,13 +41,13 @@ HeldRecords::~HeldRecords() {
 
 void HeldRecords::hold(LedgerRecord record, const PendingSpend& spend, const std::string& cause) {
   MutexLock lock(mu_);
-  if (held_.size() + writing_ >= options_.capacity) {
+  if (pending() >= options_.capacity) {
     print_dropped({std::move(record), spend}, "past the held-record capacity");
     quotas_.cancel_spend(spend);
     ++stats_.dropped;
     return;
   }
-  if (held_.empty() && writing_ == 0)
+  if (pending() == 0)
     std::fprintf(stderr, "kvgate: ledger: cannot write (%s); new requests are refused until it can\n",
                  cause.c_str());
   held_.push_back({std::move(record), spend});
@@ -57,7 +57,7 @@ void HeldRecords::hold(LedgerRecord record, const PendingSpend& spend, const std
 
 std::optional<std::string> HeldRecords::fault() const {
   MutexLock lock(mu_);
-  const size_t n = held_.size() + writing_;
+  const size_t n = pending();
   if (n == 0) return std::nullopt;
   return "the billing ledger cannot write; " + std::to_string(n) +
          " finished request(s) wait to be recorded, and no new request is taken until they are";
@@ -66,7 +66,7 @@ std::optional<std::string> HeldRecords::fault() const {
 HeldRecordsStats HeldRecords::stats() const {
   MutexLock lock(mu_);
   HeldRecordsStats s = stats_;
-  s.pending = held_.size() + writing_;
+  s.pending = pending();
   return s;
 }
 

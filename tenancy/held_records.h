@@ -60,6 +60,8 @@ class HeldRecords {
     LedgerRecord record;
     PendingSpend spend;
   };
+  // Records not yet written: held, or taken by the retry thread to write.
+  size_t pending() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return held_.size() + writing_; }
   void run() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `batch` in order; returns what it could not write.
   std::deque<Held> write(std::deque<Held> batch) ABSL_LOCKS_EXCLUDED(mu_);

@@ -17,6 +17,27 @@
 #include "tenancy/error.h"
 
 namespace kvgate::tenancy {
+const char* family_name(Family f) noexcept {
+  switch (f) {
+    case Family::kMeta: return "meta";
+    case Family::kTenants: return "tenants";
+    case Family::kPlans: return "plans";
+    case Family::kOrgScopes: return "org_scopes";
+    case Family::kApiKeys: return "api_keys";
+    case Family::kKeyDigests: return "key_digests";
+    case Family::kLedgerById: return "ledger_by_id";
+    case Family::kLedgerByTime: return "ledger_by_time";
+    case Family::kResponses: return "responses";
+    case Family::kResponsesByTime: return "responses_by_time";
+    case Family::kCount: break;
+  }
+  return "?";
+}
+
+void check_status(const rocksdb::Status& s, const std::string& what) {
+  if (!s.ok()) throw Error(ErrorCode::kIo, what + ": " + s.ToString());
+}
+
 namespace {
 
 // How the store comes back from a failed write. RocksDB makes a failed WAL
@@ -40,32 +61,6 @@ class ResumableIoErrors final : public rocksdb::EventListener {
     *auto_recovery = false;
   }
 };
-
-}  // namespace
-
-
-const char* family_name(Family f) noexcept {
-  switch (f) {
-    case Family::kMeta: return "meta";
-    case Family::kTenants: return "tenants";
-    case Family::kPlans: return "plans";
-    case Family::kOrgScopes: return "org_scopes";
-    case Family::kApiKeys: return "api_keys";
-    case Family::kKeyDigests: return "key_digests";
-    case Family::kLedgerById: return "ledger_by_id";
-    case Family::kLedgerByTime: return "ledger_by_time";
-    case Family::kResponses: return "responses";
-    case Family::kResponsesByTime: return "responses_by_time";
-    case Family::kCount: break;
-  }
-  return "?";
-}
-
-void check_status(const rocksdb::Status& s, const std::string& what) {
-  if (!s.ok()) throw Error(ErrorCode::kIo, what + ": " + s.ToString());
-}
-
-namespace {
 
 rocksdb::ColumnFamilyOptions family_options(Family f) {
   rocksdb::ColumnFamilyOptions o;
