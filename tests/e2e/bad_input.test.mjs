@@ -401,6 +401,11 @@ describe('bad input, row by row', () => {
       expect: { status: 400, code: 'unknown_parameter', param: 'frobnicate', message: /frobnicate/ },
     },
     {
+      name: 'a Responses request with a field of an empty name (no empty param)',
+      send: () => h.post(RESPONSES, { model, input: 'Hello', '': 1 }),
+      expect: { status: 400, code: 'unknown_parameter', message: /empty name/ },
+    },
+    {
       name: 'a previous_response_id never issued',
       send: () => h.post(RESPONSES, { model, input: 'Hello', previous_response_id: 'resp_0123456789abcdef01234567' }),
       expect: { status: 404, type: 'not_found_error', code: 'not_found', param: 'previous_response_id',
