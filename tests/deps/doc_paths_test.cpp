@@ -20,14 +20,14 @@ namespace kvgate {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kRoot = KVGATE_SOURCE_DIR;
+const fs::path kSourceRoot = KVGATE_SOURCE_DIR;
 
 const std::set<std::string> kTopLevel = {"base", "cache", "cmake", "docs", "engine", "gateway", "kernels",
                                          "ops", "policies", "tenancy", "tests"};
 
 std::vector<fs::path> docs() {
-  std::vector<fs::path> out{kRoot / "README.md"};
-  for (const auto& e : fs::directory_iterator(kRoot / "docs"))
+  std::vector<fs::path> out{kSourceRoot / "README.md"};
+  for (const auto& e : fs::directory_iterator(kSourceRoot / "docs"))
     if (e.path().extension() == ".md") out.push_back(e.path());
   return out;
 }
@@ -67,8 +67,8 @@ TEST(DocPaths, EveryPathADocNamesExists) {
         if (path.empty()) continue;
         for (const std::string& p : expand(path)) {
           ++checked;
-          if (!fs::exists(kRoot / p))
-            missing.push_back(fs::relative(doc, kRoot).string() + ":" + std::to_string(n) + ": " + p);
+          if (!fs::exists(kSourceRoot / p))
+            missing.push_back(fs::relative(doc, kSourceRoot).string() + ":" + std::to_string(n) + ": " + p);
         }
       }
   }

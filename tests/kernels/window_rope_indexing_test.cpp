@@ -72,13 +72,13 @@ TEST(CudaWindowIndexing, PrefillKeyWalkStartsAtOrBeforeEveryRowsWindow) {
 // threads do (each reads its pair through rope_slot and keeps its own
 // half), against the CPU's RopeTable::apply.
 TEST(CudaRopeIndexing, KernelPairingIsTheCpus) {
-  struct Case {
+  struct Shape {
     int32_t head_dim, rope_dim;
     RopeStyle style;
   };
-  for (const Case c : {Case{8, 8, RopeStyle::kAdjacent}, Case{128, 64, RopeStyle::kAdjacent},
-                       Case{8, 8, RopeStyle::kHalves}, Case{64, 64, RopeStyle::kHalves},
-                       Case{128, 64, RopeStyle::kHalves}, Case{96, 32, RopeStyle::kHalves}}) {
+  for (const Shape c : {Shape{8, 8, RopeStyle::kAdjacent}, Shape{128, 64, RopeStyle::kAdjacent},
+                       Shape{8, 8, RopeStyle::kHalves}, Shape{64, 64, RopeStyle::kHalves},
+                       Shape{128, 64, RopeStyle::kHalves}, Shape{96, 32, RopeStyle::kHalves}}) {
     const int32_t heads = 3, ctx = 2048;
     ModelConfig mc;
     mc.rope_dim = c.rope_dim, mc.rope_base = 10000.0f, mc.context_length = ctx, mc.rope_style = c.style;
