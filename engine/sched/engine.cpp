@@ -13,7 +13,9 @@
 //
 // Thread ownership: sched_ belongs to the loop thread (and to whoever joined
 // it, afterwards); the inbox fields are guarded by mu_ (checked by clang's
-// -Wthread-safety); steps_/preemptions_ are atomics written by the loop.
+// -Wthread-safety); steps_/preemptions_ are atomics written by the loop;
+// the published pins and stats are guarded by their own mutexes, which the
+// loop holds only to swap in a value built outside them.
 #include "engine/sched/engine.h"
 
 #include <cstdio>
@@ -29,6 +31,7 @@ Engine::Engine(std::unique_ptr<Backend> backend, SchedulerOptions opt, EngineOpt
       num_blocks_(sched_->pool().num_blocks()),
       eng_(eng),
       pin_room_{0, sched_->max_pinned_blocks(), sched_->tenant_pinned_blocks()},
+      stats_(std::make_shared<const EngineStats>(read_engine_stats(*sched_))),
       thread_([this] { loop(); }) {}
 
 Engine::~Engine() { shutdown(); }
@@ -45,8 +48,14 @@ std::shared_ptr<RequestStream> Engine::submit(Request req, Submitter who, Reques
   }
   // Counted out when the stream finishes, whoever finishes it, before the
   // consumer's own callback (which may throw) runs.
+  // On the loop, the stats are published first, so that whoever the
+  // consumer tells (a client, with its usage) reads stats that hold the
+  // request (metrics that agree with the ledger and the response).
   auto counted = [this, cb = std::move(cb)](TokenId t, const Completion* done) {
-    if (done) outstanding_.fetch_sub(1);
+    if (done) {
+      outstanding_.fetch_sub(1);
+      if (std::this_thread::get_id() == loop_id_.load()) publish_stats();
+    }
     if (cb) cb(t, done);
   };
   auto stream = std::make_shared<RequestStream>(next_id_++, std::move(counted));
@@ -113,6 +122,17 @@ void Engine::publish_pins() {
   pin_room_.pinned = all;
 }
 
+void Engine::publish_stats() {
+  auto now = std::make_shared<const EngineStats>(read_engine_stats(*sched_));
+  MutexLock lock(stats_mu_);
+  stats_.swap(now);
+}
+
+std::shared_ptr<const EngineStats> Engine::stats() const {
+  MutexLock lock(stats_mu_);
+  return stats_;
+}
+
 int32_t Engine::available_blocks() {
   int32_t n = 0;
   inspect([&](const Scheduler& s) { n = s.pool().available(); });
@@ -136,6 +156,7 @@ void Engine::shutdown() {
 }
 
 void Engine::loop() {
+  loop_id_.store(std::this_thread::get_id());
   std::vector<Submission> subs;
   std::vector<RequestId> cancels;
   std::vector<Query> queries;
@@ -143,7 +164,15 @@ void Engine::loop() {
     bool stop = false;
     {
       MutexLock lock(mu_);
-      while (!has_work()) wake_.wait(mu_);
+      while (!has_work()) {
+        // Idle with pins: wake each second to expire them, so that what
+        // is published (stats, pins) shows them gone without a request.
+        if (sched_->pool().pinned_blocks() == 0) {
+          wake_.wait(mu_);
+        } else if (!wake_.wait_until(mu_, SteadyClock::now() + std::chrono::seconds(1))) {
+          break;
+        }
+      }
       subs.swap(submissions_);
       cancels.swap(cancels_);
       queries.swap(queries_);
@@ -151,13 +180,23 @@ void Engine::loop() {
     }
     drain(subs, cancels);
     if (stop) sched_->cancel_all();
-    sched_->expire_pins();  // also when idle: a scrape wakes the loop and sees them gone
-    for (Query& q : queries) {
+    sched_->expire_pins();  // also when idle: the loop wakes each second while pins are held
+    std::vector<std::exception_ptr> failed(queries.size());
+    for (size_t i = 0; i < queries.size(); ++i) {
       try {
-        (*q.change)(*sched_);
-        q.done.set_value();
+        (*queries[i].change)(*sched_);
       } catch (...) {
-        q.done.set_exception(std::current_exception());
+        failed[i] = std::current_exception();
+      }
+    }
+    // What a change did (a policy switched, a tenant flushed) is in the
+    // published stats before its caller hears that it is done.
+    if (!queries.empty()) publish_stats();
+    for (size_t i = 0; i < queries.size(); ++i) {
+      if (failed[i]) {
+        queries[i].done.set_exception(failed[i]);
+      } else {
+        queries[i].done.set_value();
       }
     }
     queries.clear();
@@ -173,6 +212,11 @@ void Engine::loop() {
     }
     steps_.store(sched_->steps());
     preemptions_.store(sched_->preemptions());
+    const SteadyClock::time_point now = SteadyClock::now();
+    if (sched_->idle() || now - last_stats_ >= kStatsInterval) {
+      last_stats_ = now;
+      publish_stats();
+    }
   }
 }
 

@@ -6,11 +6,13 @@
 // loop, which applies them at the next step boundary, so a cancelled
 // request's blocks are back in the pool before the next forward pass.
 // Tokens flow back through each request's RequestStream, which the loop only
-// pushes to. Destroying the Engine (or shutdown()) cancels whatever is in
-// flight, finishing every stream, and joins the loop.
+// pushes to; what observers read of its state it publishes (stats()).
+// Destroying the Engine (or shutdown()) cancels whatever is in flight,
+// finishing every stream, and joins the loop.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
@@ -20,6 +22,7 @@
 
 #include "base/mutex.h"
 #include "engine/engine_client.h"
+#include "engine/sched/engine_stats.h"
 #include "engine/sched/scheduler.h"
 
 namespace kvgate {
@@ -68,6 +71,14 @@ class Engine : public EngineClient {
   int32_t available_blocks();
   // The prefix cache's counters, read the same way.
   cache::CacheStats cache_stats();
+  // The loop's state as it last published it: after a step at most every
+  // kStatsInterval, whenever it goes idle, every second while idle with
+  // pins (which expire), before a request's completion is told to its
+  // consumer and before a control() returns. So a reader that has seen a
+  // request finish, or a change applied, reads stats that hold it. Any
+  // thread; never waits for the loop. What scrapes read.
+  static constexpr std::chrono::milliseconds kStatsInterval{100};
+  std::shared_ptr<const EngineStats> stats() const ABSL_LOCKS_EXCLUDED(stats_mu_);
   // Runs `look` on the loop thread between steps, after the cancels sent
   // before this call are applied, and returns when it has run. `look` must
   // not block. After shutdown it runs on the calling thread.
@@ -91,6 +102,7 @@ class Engine : public EngineClient {
 
   int64_t steps() const { return steps_.load(); }
   int64_t preemptions() const { return preemptions_.load(); }
+
 
  private:
   struct Submission {
@@ -117,6 +129,7 @@ class Engine : public EngineClient {
     std::promise<void> done;
   };
   void publish_pins() ABSL_LOCKS_EXCLUDED(pins_mu_);
+  void publish_stats() ABSL_LOCKS_EXCLUDED(stats_mu_);
   std::vector<Query> queries_ ABSL_GUARDED_BY(mu_);  // answered after cancels_
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   Mutex join_mu_;                        // serializes shutdown()'s join (callers on several threads)
@@ -128,9 +141,13 @@ class Engine : public EngineClient {
   std::string failure_ ABSL_GUARDED_BY(failure_mu_);
   std::atomic<int64_t> steps_{0}, preemptions_{0};  // published by the loop for observers
   uint64_t published_pin_changes_ = 0;  // the loop's own
+  SteadyClock::time_point last_stats_{};  // the loop's own
+  std::atomic<std::thread::id> loop_id_{};  // set by the loop when it starts
   mutable Mutex pins_mu_;
   std::unordered_map<TenantId, int32_t> pinned_ ABSL_GUARDED_BY(pins_mu_);  // published by the loop
   PinRoom pin_room_ ABSL_GUARDED_BY(pins_mu_);  // its bounds fixed at start, its count published by the loop
+  mutable Mutex stats_mu_;
+  std::shared_ptr<const EngineStats> stats_ ABSL_GUARDED_BY(stats_mu_);  // published by the loop
   std::thread thread_;                   // last: started once everything above exists
 };
 

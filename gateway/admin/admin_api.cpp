@@ -142,7 +142,14 @@ openai::ApiError from_tenancy(const tenancy::Error& e) {
 }  // namespace
 
 void AdminApi::operator()(const server::HttpRequest& req, server::Reply reply) {
-  work_.post([this, req, reply]() mutable {
+  // The token first, on the receiving thread: a request without it queues
+  // nothing, so no flood of them can delay the operator's.
+  try {
+    serving::require_admin(req, token_);
+  } catch (const openai::ApiError& e) {
+    return serving::send_error(reply, e);
+  }
+  const bool queued = work_.try_post([this, req, reply]() mutable {
     try {
       handle(req, reply);
     } catch (const openai::ApiError& e) {
@@ -153,6 +160,7 @@ void AdminApi::operator()(const server::HttpRequest& req, server::Reply reply) {
       serving::send_error(reply, openai::internal_error(e.what()));
     }
   });
+  if (!queued) serving::send_shed(reply, "admin");
 }
 
 const AdminApi::Route AdminApi::kRoutes[] = {
@@ -194,7 +202,6 @@ bool is_cache_path(const std::vector<std::string_view>& p) {  // p[0] == "admin"
 }  // namespace
 
 void AdminApi::handle(const server::HttpRequest& req, server::Reply& reply) {
-  serving::require_admin(req, token_);
   Call call{req, reply, {}};
   const std::vector<std::string_view> path = server::path_segments(req.path());
   for (const Route& r : kRoutes) {

@@ -27,7 +27,9 @@
 // cache and policy routes are in admin_cache_routes.cpp.
 //
 // Everything here waits on RocksDB or on the engine loop, so it runs on the
-// BlockingPool's threads, never on the I/O thread that received it.
+// admin BlockingPool's threads, never on the I/O thread that received it;
+// the token is checked before anything is queued there, and a full queue
+// answers 503 (blocking_pool.h).
 #pragma once
 
 #include <string_view>

@@ -15,7 +15,7 @@ constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-
 }  // namespace
 
 void MetricsApi::send_exposition(server::Reply reply) {
-  work_.post([this, reply]() mutable {
+  const bool queued = work_.try_post([this, reply]() mutable {
     try {
       if (refresh_) refresh_();
       reply.send(200, {{"Content-Type", kExpositionType}, {"Cache-Control", "no-store"}}, metrics_.exposition());
@@ -23,6 +23,7 @@ void MetricsApi::send_exposition(server::Reply reply) {
       serving::send_error(reply, openai::internal_error(e.what()));
     }
   });
+  if (!queued) serving::send_shed(reply, "side");
 }
 
 void MetricsApi::metrics(const server::HttpRequest& req, server::Reply reply) {
@@ -34,7 +35,7 @@ void MetricsApi::dashboard_data(const server::HttpRequest& req, server::Reply re
   const std::optional<tenancy::Principal> who = serving::require_admin_or_tenant(req, token_, tenancy_);
   std::optional<std::string> tenant;
   if (who) tenant = who->tenant.id;
-  work_.post([this, reply, tenant]() mutable {
+  const bool queued = work_.try_post([this, reply, tenant]() mutable {
     try {
       if (refresh_) refresh_();
       serving::send_json(reply, 200, metrics_.dashboard(tenant), {{"Cache-Control", "no-store"}});
@@ -42,6 +43,7 @@ void MetricsApi::dashboard_data(const server::HttpRequest& req, server::Reply re
       serving::send_error(reply, openai::internal_error(e.what()));
     }
   });
+  if (!queued) serving::send_shed(reply, "side");
 }
 
 std::vector<server::Mount> MetricsApi::mounts() {

@@ -8,9 +8,11 @@
 //                         its API key
 //
 // Both first refresh the figures read at scrape time (on a server,
-// ServingMetrics::collect, which waits for a step boundary; on a route
-// front, the replicas' state), so they answer from the BlockingPool's
-// threads, never from the I/O thread that received them.
+// ServingMetrics::collect, which reads what the engine loop published and
+// never waits for it; on a route front, the replicas' state, over the
+// network), so they answer from the observe BlockingPool's threads, never
+// from the I/O thread that received them. The credential is checked before
+// anything is queued; a full queue answers 503 (blocking_pool.h).
 #pragma once
 
 #include <functional>

@@ -114,19 +114,19 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   tenancy::Tenancy tenancy(tenancy_dir(c), tenancy::SystemClock::instance(), response_limits(c));
   const StartSecrets secrets = start_secrets(tenancy, c);
 
-  std::optional<serving::BlockingPool> durable(std::in_place, 2);
-  serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *durable, metrics, access_log.get());
+  WorkPools pools;
+  serving::Pipeline pipeline(*remote, tenancy, *tokenizer, *pools.billing, metrics, access_log.get());
   const serving::KvTiers no_tiers;  // the replicas' own
-  admin::AdminApi admin(nullptr, tenancy, *durable, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
+  admin::AdminApi admin(nullptr, tenancy, *pools.admin, secrets.admin, pipeline, *tokenizer, c.served_model_name(), no_tiers);
   admin::MetricsApi metrics_api(
       [&] {
         route_metrics.refresh(replicas);
-        metrics.collect_ledger(tenancy.held_stats());
+        metrics.collect_ledger(tenancy.held_stats(), tenancy.ledger().stats());
       },
-      metrics, tenancy, *durable, secrets.admin);
+      metrics, tenancy, *pools.side, secrets.admin);
   serving::OutputGrammars grammars(*tokenizer);
   const serving::HttpApi api(pipeline, tenancy, *tokenizer, std::move(chat), grammars,
-                             api_model(c, *model), routes_of(admin, metrics_api));
+                             api_model(c, *model), *pools.side, routes_of(admin, metrics_api));
 
   auto authenticates = [&tenancy, &admin_token = secrets.admin](std::string_view authorization) {
     return serving::is_known_credential(authorization, tenancy, admin_token);
@@ -138,8 +138,9 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
 
   wait_for_stop(stop_signals, c.server.shutdown_deadline_ms);
   http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
-  remote->shutdown();  // cancels what is left at the replicas; each completion queues its ledger write
-  durable.reset();     // writes every record still queued, then joins
+  pools.drain_requests();
+  remote->shutdown();     // cancels what is left at the replicas; each completion queues its ledger write
+  pools.billing.reset();  // writes every record still queued, then joins
   http.reset();
   remote.reset();
   say("stopped; every finished request is in the ledger");

@@ -219,22 +219,22 @@ void serve(const config::ServerConfig& c) {
   tenancy::Tenancy tenancy(tenancy_dir(c), tenancy::SystemClock::instance(), response_limits(c));
   const StartSecrets secrets = start_secrets(tenancy, c);
 
-  std::optional<serving::BlockingPool> durable(std::in_place, 2);
-  serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *durable, metrics, access_log.get());
-  admin::AdminApi admin(&engine, tenancy, *durable, secrets.admin, pipeline, *m.tokenizer, c.served_model_name(), tiers);
+  WorkPools pools;
+  serving::Pipeline pipeline(engine, tenancy, *m.tokenizer, *pools.billing, metrics, access_log.get());
+  admin::AdminApi admin(&engine, tenancy, *pools.admin, secrets.admin, pipeline, *m.tokenizer, c.served_model_name(), tiers);
   admin::MetricsApi metrics_api(
       [&] {
         metrics.collect(engine);
-        metrics.collect_ledger(tenancy.held_stats());
+        metrics.collect_ledger(tenancy.held_stats(), tenancy.ledger().stats());
       },
-      metrics, tenancy, *durable, secrets.admin);
+      metrics, tenancy, *pools.side, secrets.admin);
   serving::OutputGrammars grammars(*m.tokenizer);
   const std::unique_ptr<replica::InternalApi> internal =
       replica_api(c, internal_token, engine, kv_identity, events.get(), grammars);
   serving::ApiModel served = api_model(c, *m.model);
   served.replica_only = internal != nullptr;
   const serving::HttpApi api(pipeline, tenancy, *m.tokenizer, std::move(*m.chat), grammars,
-                             std::move(served), mounts_of(admin, metrics_api, internal.get()));
+                             std::move(served), *pools.side, mounts_of(admin, metrics_api, internal.get()));
 
   // A credential some route takes: a tenant's key, the admin token, or the front's internal token.
   std::optional<wire::InternalToken> front;
@@ -253,8 +253,9 @@ void serve(const config::ServerConfig& c) {
   wait_for_stop(stop_signals, c.server.shutdown_deadline_ms);
   if (metrics_http) metrics_http->stop(std::chrono::milliseconds(0));
   http->stop(std::chrono::milliseconds(c.server.shutdown_deadline_ms));
-  engine.shutdown();  // cancels what is left; each completion queues its ledger write
-  durable.reset();    // writes every record still queued, then joins
+  pools.drain_requests();
+  engine.shutdown();      // cancels what is left; each completion queues its ledger write
+  pools.billing.reset();  // writes every record still queued, then joins
   http.reset();       // nothing calls a Reply any more
   metrics_http.reset();
   say("stopped; every finished request is in the ledger");

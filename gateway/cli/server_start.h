@@ -5,8 +5,9 @@
 
 #include <signal.h>
 
-#include <memory>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "gateway/server/server_options.h"
 #include "gateway/serving/access_log.h"
 #include "gateway/serving/admin_token.h"
+#include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/http_api.h"
 #include "tenancy/response_store.h"
@@ -47,6 +49,27 @@ serving::ApiModel api_model(const config::ServerConfig& c, const Model& model);
 // there (a server started outside the repository root), the error says
 // where it was looked for and how to point at it.
 std::shared_ptr<const Model> load_served_model(const config::ServerConfig& c);
+
+// The server's blocking pools (serving/blocking_pool.h): billing shares its
+// threads with nothing; the admin routes and the side work (scrapes, a
+// tenant's store work) each have their own, bounded, so a flood of either
+// sheds with 503 and delays no one's bill.
+struct WorkPools {
+  // Each billing thread blocks in its record's fsync; the ledger's group
+  // commit puts the records of every thread waiting into the next sync, so
+  // the threads bound how many records one sync carries under load.
+  static constexpr int kBillingThreads = 8;
+  std::optional<serving::BlockingPool> billing{std::in_place, kBillingThreads};
+  std::optional<serving::BlockingPool> admin{std::in_place, 2, 64};
+  std::optional<serving::BlockingPool> side{std::in_place, 2, 64};
+  // Once the listeners have stopped: the admin and side jobs already queued
+  // run (an admin pin still reaches the engine and the billing pool), then
+  // their threads join.
+  void drain_requests() {
+    side.reset();
+    admin.reset();
+  }
+};
 
 // The operator's routes that `serve` and `route` mount beside the OpenAI
 // ones: /admin, /metrics and /dashboard.

@@ -7,7 +7,7 @@
 
 namespace kvgate::serving {
 
-BlockingPool::BlockingPool(int threads) {
+BlockingPool::BlockingPool(int threads, size_t capacity) : capacity_(capacity) {
   for (int i = 0; i < (threads < 1 ? 1 : threads); ++i) threads_.emplace_back([this] { run(); });
 }
 
@@ -26,6 +26,16 @@ void BlockingPool::post(std::function<void()> job) {
     jobs_.push_back(std::move(job));
   }
   wake_.notify_one();
+}
+
+bool BlockingPool::try_post(std::function<void()> job) {
+  {
+    MutexLock lock(mu_);
+    if (capacity_ > 0 && jobs_.size() >= capacity_) return false;
+    jobs_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+  return true;
 }
 
 void BlockingPool::run() {

@@ -54,7 +54,7 @@ HttpHeaders rate_headers(tenancy::Tenancy& t, const tenancy::Tenant& tenant) {
 }  // namespace
 
 HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-                 OutputGrammars& grammars, ApiModel model, std::vector<server::Mount> mounts)
+                 OutputGrammars& grammars, ApiModel model, BlockingPool& side_work, std::vector<server::Mount> mounts)
     : pipeline_(pipeline),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
@@ -63,6 +63,7 @@ HttpApi::HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer&
       encoder_(tokenizer, chat_.source()),
       grammars_(grammars),
       model_(std::move(model)),
+      side_work_(side_work),
       mounts_(std::move(mounts)) {}
 
 void HttpApi::operator()(server::HttpRequest req, server::Reply reply) const {

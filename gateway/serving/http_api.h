@@ -74,9 +74,11 @@ struct ApiModel {
 
 class HttpApi {
  public:
-  // `grammars` outlives this.
+  // `grammars` outlives this. `side_work`: a bounded pool (blocking_pool.h)
+  // for a tenant's own blocking work outside a generation (deleting a stored
+  // response), never the pipeline's billing pool.
   HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
-          OutputGrammars& grammars, ApiModel model, std::vector<server::Mount> mounts = {});
+          OutputGrammars& grammars, ApiModel model, BlockingPool& side_work, std::vector<server::Mount> mounts = {});
 
   void operator()(server::HttpRequest req, server::Reply reply) const;
 
@@ -130,6 +132,7 @@ class HttpApi {
   const openai::PromptEncoder encoder_;
   OutputGrammars& grammars_;  // thread-safe
   const ApiModel model_;
+  BlockingPool& side_work_;
   const std::vector<server::Mount> mounts_;
 };
 

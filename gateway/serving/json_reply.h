@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
+#include <string_view>
 
 #include <boost/json.hpp>
 
@@ -22,6 +24,15 @@ inline void send_json(server::Reply& reply, int status, const boost::json::value
 inline void send_error(server::Reply& reply, const openai::ApiError& e, server::HttpHeaders headers = {}) {
   headers.push_back({"Content-Type", "application/json"});
   reply.send(e.status, std::move(headers), openai::serialize(e));
+}
+
+// 503 for work a bounded BlockingPool shed (`queue`: "admin", "observe"):
+// the client retries, nothing was done.
+inline void send_shed(server::Reply& reply, std::string_view queue) {
+  send_error(reply,
+             openai::overloaded("The server's " + std::string(queue) +
+                                " work queue is full; retry after the time in the retry-after header."),
+             {{"retry-after", "1"}});
 }
 
 // The same error in Anthropic's shape and status (anthropic/api_error.h).

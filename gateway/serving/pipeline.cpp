@@ -101,12 +101,12 @@ struct Pipeline::Flight {
   bool stop_wanted ABSL_GUARDED_BY(mu) = false;
 };
 
-Pipeline::Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& durable,
+Pipeline::Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& billing,
                    ServingMetrics& metrics, AccessLog* access_log)
     : engine_(engine),
       tenancy_(tenancy),
       tokenizer_(tokenizer),
-      durable_(durable),
+      billing_(billing),
       metrics_(metrics),
       access_log_(access_log) {}
 
@@ -224,7 +224,7 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
       if (!piece.empty()) f->sink->on_text(piece);
       return;
     }
-    durable_.post([this, f, c = *done] { finish(f, c); });
+    billing_.post([this, f, c = *done] { finish(f, c); });
   };
   try {
     const Submitter who{id.label, f->req.priority, static_cast<int64_t>(tenancy::kv_block_limit(quotas)),

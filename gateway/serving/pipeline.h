@@ -92,10 +92,12 @@ struct NotStarted {
 
 class Pipeline {
  public:
-  // `engine`: this machine's Engine, or a front's replicas. `access_log`:
+  // `engine`: this machine's Engine, or a front's replicas. `billing`: the
+  // pool that writes each finished request's record (blocking_pool.h),
+  // which nothing else may share. `access_log`:
   // where each request's line goes once it is settled or refused (none
   // when null); it must outlive the pipeline.
-  Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& durable,
+  Pipeline(EngineClient& engine, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, BlockingPool& billing,
            ServingMetrics& metrics, AccessLog* access_log = nullptr);
 
   // Started: the engine's request id (for cancel()); otherwise why not.
@@ -106,8 +108,6 @@ class Pipeline {
   // Why the engine takes no more work (its backend failed), or empty: /health says so.
   std::string engine_failure() const { return engine_.failure(); }
   ServingMetrics& metrics() { return metrics_; }
-  // The blocking pool: for a route's own write that must not wait on an I/O thread.
-  BlockingPool& durable() { return durable_; }
 
  private:
   // Why a pin of a prefix this long cannot be admitted: the tenant's cache
@@ -122,7 +122,7 @@ class Pipeline {
   EngineClient& engine_;
   tenancy::Tenancy& tenancy_;
   const Tokenizer& tokenizer_;
-  BlockingPool& durable_;
+  BlockingPool& billing_;  // each finished request's ledger write, and nothing else
   ServingMetrics& metrics_;
   AccessLog* const access_log_;
 };

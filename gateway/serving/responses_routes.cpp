@@ -93,15 +93,17 @@ void HttpApi::retrieve_response(const server::HttpRequest& req, server::Reply& r
   send_json(reply, 200, boost::json::parse(r->object));
 }
 
-// DELETE is a synced write: on the blocking pool, never an I/O thread.
+// DELETE is a synced write: on the side pool, never an I/O thread (nor the
+// billing pool, which a flood of deletes must not delay).
 void HttpApi::delete_response(const server::HttpRequest& req, server::Reply& reply, std::string_view id) const {
   const tenancy::Principal who = require_tenant(req, tenancy_);
-  pipeline_.durable().post([&store = tenancy_.responses(), reply, tenant = who.tenant.id, id = std::string(id)]() mutable {
+  const bool queued = side_work_.try_post([&store = tenancy_.responses(), reply, tenant = who.tenant.id, id = std::string(id)]() mutable {
     answer_or_error(reply, [&] {
       if (!store.remove(tenant, id)) throw response_not_found(id);
       send_json(reply, 200, openai::response_deleted(id));
     });
   });
+  if (!queued) send_shed(reply, "side");
 }
 
 }  // namespace kvgate::serving

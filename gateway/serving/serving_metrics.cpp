@@ -116,6 +116,11 @@ ServingMetrics::ServingMetrics(std::string model, int64_t device_capacity_bytes)
       ledger_dropped_(registry_.counter(info("kvgate_ledger_dropped_records_total",
                                              "Held records never written (past the capacity, or at shutdown), "
                                              "printed to stderr instead."))),
+      ledger_commits_(registry_.counter(
+          info("kvgate_ledger_commits_total", "Synced writes of the ledger (each one fsync, carrying a group of records)."))),
+      ledger_records_(registry_.counter(info("kvgate_ledger_records_total",
+                                             "Ledger records written; divided by kvgate_ledger_commits_total, the "
+                                             "records each sync carried (group commit)."))),
       evictions_(registry_.counter(info("kvgate_kv_evictions_blocks_total", "Cached blocks dropped from a tier.", {"tier"}))),
       offloads_(registry_.counter(info("kvgate_kv_offloads_blocks_total",
                                        "Blocks copied down from a tier to the one below.", {"tier"}))),
@@ -217,27 +222,21 @@ std::string ServingMetrics::tenant_of(TenantId label) const {
   return it != tenant_by_label_.end() ? it->second : std::string(metrics::kOverflowLabel);
 }
 
-void ServingMetrics::collect_ledger(const tenancy::HeldRecordsStats& held) {
+void ServingMetrics::collect_ledger(const tenancy::HeldRecordsStats& held, const tenancy::GroupCommitStats& commits) {
+  ledger_commits_.at({}).set_total(commits.commits);
+  ledger_records_.at({}).set_total(commits.records);
   ledger_pending_.at({}).set(static_cast<double>(held.pending));
   ledger_held_.at({}).set_total(held.held);
   ledger_dropped_.at({}).set_total(held.dropped);
 }
 
-void ServingMetrics::collect(Engine& engine) {
-  cache::CacheStats st;
-  int64_t running = 0;
-  std::string policy;
-  RestoreCounters restores;
-  cache::MoverStats mover;
-  engine.inspect([&](const Scheduler& s) {
-    st = s.pool().stats();
-    running = static_cast<int64_t>(s.running());
-    policy = s.pool().policy().name();
-    restores = s.restores();
-    if (s.mover()) mover = s.mover()->stats();
-  });
-  std::map<std::string, std::string> policies{{"device", policy}};
-  collect_tiers(restores, mover, policies);
+void ServingMetrics::collect(const Engine& engine) {
+  const std::shared_ptr<const EngineStats> published = engine.stats();
+  const EngineStats& stats = *published;
+  const cache::CacheStats& st = stats.cache;
+  const int64_t running = stats.running;
+  std::map<std::string, std::string> policies{{"device", stats.policy}};
+  collect_tiers(stats.restores, stats.mover, policies);
   for (const auto& [tier, name] : policies) policy_info_.at({tier, name});
   policy_info_.each([&](std::span<const std::string> l, metrics::Gauge& g) { g.set(policies[l[0]] == l[1] ? 1 : 0); });
   kv_pinned_.at({"device"}).set(st.blocks_pinned);

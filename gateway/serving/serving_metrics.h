@@ -7,11 +7,13 @@
 // TokenUsage and cost its ledger record holds, so per-tenant totals here
 // equal the ledger's. Engine state (KV blocks, running and waiting
 // requests, preemptions, the prefix cache's own counters) is copied in by
-// collect() at scrape time: nothing here runs on the engine loop.
+// collect() at scrape time from what the engine loop last published
+// (Engine::stats(): at most Engine::kStatsInterval old while it steps, and
+// holding every request whose completion anyone has seen): nothing here runs
+// on the engine loop or waits for it.
 //
 // Threads: finished() on a BlockingPool thread; started(), refused() and
-// busy() on I/O threads; collect() anywhere but the engine loop (it waits
-// for a step boundary); the views anywhere. Increments are lock-free
+// busy() on I/O threads; collect() and the views anywhere. Increments are lock-free
 // atomics; a series' first use takes its family's mutex.
 #pragma once
 
@@ -30,6 +32,7 @@
 #include "gateway/metrics/registry.h"
 #include "gateway/serving/kv_tiers.h"
 #include "tenancy/held_records.h"
+#include "tenancy/ledger.h"
 #include "tenancy/quota.h"
 #include "tenancy/usage.h"
 
@@ -61,10 +64,12 @@ class ServingMetrics {
   // The host and disk tiers whose state collect() copies too; they must
   // outlive this. Not called: the device tier only.
   void watch(const KvTiers& tiers) { tiers_ = &tiers; }
-  // Copies the engine's state into the gauges. Waits for the engine loop.
-  void collect(Engine& engine);
-  // The ledger's records held while it could not write (tenancy/held_records.h).
-  void collect_ledger(const tenancy::HeldRecordsStats& held);
+  // Copies the engine's state as last published into the gauges; never
+  // waits. A request whose completion the caller has seen is in it.
+  void collect(const Engine& engine);
+  // The ledger's records held while it could not write (tenancy/held_records.h),
+  // and its group commit's counts.
+  void collect_ledger(const tenancy::HeldRecordsStats& held, const tenancy::GroupCommitStats& commits);
 
   std::string exposition() const { return registry_.expose(); }
   // For families of a process's own beside these (a route front's).
@@ -109,6 +114,8 @@ class ServingMetrics {
   metrics::Family<metrics::Gauge>& ledger_pending_;
   metrics::Family<metrics::Counter>& ledger_held_;
   metrics::Family<metrics::Counter>& ledger_dropped_;
+  metrics::Family<metrics::Counter>& ledger_commits_;
+  metrics::Family<metrics::Counter>& ledger_records_;
   metrics::Family<metrics::Counter>& evictions_;
   metrics::Family<metrics::Counter>& offloads_;
   metrics::Family<metrics::Counter>& restores_;

@@ -50,6 +50,8 @@ const families = {
   kvgate_ledger_pending_records: ['gauge', []],
   kvgate_ledger_held_records_total: ['counter', []],
   kvgate_ledger_dropped_records_total: ['counter', []],
+  kvgate_ledger_commits_total: ['counter', []],
+  kvgate_ledger_records_total: ['counter', []],
   kvgate_kv_evictions_blocks_total: ['counter', ['tier']],
   kvgate_kv_offloads_blocks_total: ['counter', ['tier']],
   kvgate_kv_offloads_bytes_total: ['counter', ['tier']],

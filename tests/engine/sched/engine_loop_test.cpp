@@ -246,6 +246,38 @@ TEST(SchedulerEngine, ArrivalIsStampedWhenSubmittedNotWhenTheLoopDrainsTheInbox)
   EXPECT_EQ(first->wait().result.finish, FinishReason::kLength);
 }
 
+// Observers read what the loop published and never wait for it: stats()
+// answers while the loop is held inside a step; once a request's consumer
+// is told it finished, the stats hold its lookup and its blocks' release;
+// once control() returns, the stats show the change.
+TEST(SchedulerEngine, StatsNeverWaitForAStepAndHoldWhatCallersHaveSeen) {
+  auto m = stories();
+  auto gated = std::make_unique<GatedBackend>(make_cpu_backend(m, backend_options(*m, {})));
+  GatedBackend& gate = *gated;
+  auto entered = gate.entered_.get_future();
+  Engine engine(std::move(gated), scheduler_options(*m, {}));
+  const Tokens prompt = some_tokens(40, 512, 141);
+  std::promise<cache::CacheStats> at_finish;
+  auto stream = engine.submit(greedy(prompt, 4), {}, [&](TokenId, const Completion* done) {
+    if (done) at_finish.set_value(engine.stats()->cache);
+  });
+  entered.wait();  // the loop is inside the first step, and stays there
+  EXPECT_EQ(engine.stats()->running, 0) << "published before the step: answered, not waited for";
+  gate.gate_.set_value();
+  const cache::CacheStats seen = at_finish.get_future().get();
+  EXPECT_EQ(seen.all.query_tokens, static_cast<int64_t>(prompt.size()));
+  EXPECT_EQ(stream->wait().result.finish, FinishReason::kLength);
+
+  engine.control([](Scheduler& s) {
+    s.set_eviction_policy(policies::make_eviction_policy(policies::parse_policy_spec("s3fifo")));
+  });
+  EXPECT_EQ(engine.stats()->policy, "s3fifo");
+  // Idle: the last publication is the loop's final state.
+  const std::shared_ptr<const EngineStats> idle = engine.stats();
+  EXPECT_EQ(idle->running, 0);
+  EXPECT_EQ(idle->cache.blocks_in_use, 0);
+}
+
 TEST(SchedulerEngine, SubmitRefusesARequestWithoutACacheScope) {
   auto engine = make_engine();
   Request r = greedy(some_tokens(10, 512, 93), 4);

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -44,7 +45,7 @@ class AdminApiTest : public testing::AdminSuite<AdminApiTest> {
 
   std::unique_ptr<AdminApi> make_api(Engine* engine) {
     serving::testing::PipelineStack& s = stack();
-    return std::make_unique<AdminApi>(engine, *s.tenancy_, s.durable_, *token_, *s.pipeline_, *s.tokenizer_, kModelId,
+    return std::make_unique<AdminApi>(engine, *s.tenancy_, s.admin_, *token_, *s.pipeline_, *s.tokenizer_, kModelId,
                                       tiers_);
   }
 
@@ -89,6 +90,33 @@ TEST_F(AdminApiTest, OnlyTheAdminTokenOpensTheRoutes) {
   const std::string intruder = tenant_id("intruder");
   EXPECT_EQ(call(*api_, "POST", "/admin/tenants", R"({"id":")" + intruder + R"("})", key_).status, 403);
   EXPECT_EQ(call("GET", "/admin/tenants/" + intruder).status, 404) << "a refused call changes nothing";
+}
+
+// The token is checked on the receiving thread before anything is queued,
+// and a full admin queue sheds: with the pool's one thread held and its
+// queue full, a call without the token is still refused at once, and the
+// operator's next call is a 503 with retry-after, never a wait.
+TEST_F(AdminApiTest, TheTokenIsCheckedBeforeQueueingAndAFullQueueSheds) {
+  std::promise<void> release, running;
+  std::shared_future<void> gate = release.get_future().share();
+  serving::BlockingPool held(1, 1);
+  held.post([&running, gate] {
+    running.set_value();
+    gate.wait();
+  });
+  running.get_future().wait();
+  ASSERT_TRUE(held.try_post([gate] { gate.wait(); }));  // the queue's one place
+  serving::testing::PipelineStack& s = stack();
+  AdminApi api(&*s.engine_, *s.tenancy_, held, *token_, *s.pipeline_, *s.tokenizer_, kModelId, tiers_);
+
+  EXPECT_TRUE(is_api_error(call(api, "GET", "/admin/tenants", {}, std::nullopt), 401, "authentication_error",
+                           "missing_admin_token"));
+  EXPECT_TRUE(is_api_error(call(api, "GET", "/admin/tenants", {}, key_), 403, "permission_error", "permission_denied"));
+  const ReplyEvent shed = call(api, "GET", "/admin/tenants");
+  EXPECT_TRUE(is_api_error(shed, 503, "server_error", "overloaded"));
+  EXPECT_EQ(header(shed, "retry-after"), "1");
+  EXPECT_NE(shed.body.find("admin work queue is full"), std::string::npos) << shed.body;
+  release.set_value();
 }
 
 // Every row of kRoutes, each answered by its own handler: what comes back

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -78,9 +79,9 @@ class MetricsApiTest : public testing::AdminSuite<MetricsApiTest> {
     });
   }
 
-  std::unique_ptr<MetricsApi> make_api(MetricsApi::Refresh refresh) {
+  std::unique_ptr<MetricsApi> make_api(MetricsApi::Refresh refresh, serving::BlockingPool* work = nullptr) {
     serving::testing::PipelineStack& s = stack();
-    auto api = std::make_unique<MetricsApi>(std::move(refresh), s.metrics_, *s.tenancy_, s.durable_, *token_);
+    auto api = std::make_unique<MetricsApi>(std::move(refresh), s.metrics_, *s.tenancy_, work ? *work : s.side_, *token_);
     mounts_ = api->mounts();
     return api;
   }
@@ -162,6 +163,33 @@ TEST_F(MetricsApiTest, TheExpositionHoldsTheKvgateFamiliesAndARequestsSeries) {
             std::string::npos);
   EXPECT_NE(e.body.find("kvgate_kv_blocks{"), std::string::npos) << "the engine's state, read by the refresh";
   EXPECT_EQ(e.body.find(key_), std::string::npos) << "no secret in the exposition";
+}
+
+// Scrapes run on a bounded pool: with its one thread held and its queue
+// full, a scrape is a 503 with retry-after on either listener, and a
+// scrape without a credential is refused before anything is queued.
+TEST_F(MetricsApiTest, AFullScrapeQueueShedsWith503) {
+  std::promise<void> release, running;
+  std::shared_future<void> gate = release.get_future().share();
+  serving::BlockingPool held(1, 1);
+  held.post([&running, gate] {
+    running.set_value();
+    gate.wait();
+  });
+  running.get_future().wait();
+  ASSERT_TRUE(held.try_post([gate] { gate.wait(); }));
+  api_ = make_api([this] { ++refreshes_; }, &held);
+
+  EXPECT_TRUE(is_api_error(mounted("GET", "/dashboard/data", std::nullopt), 401, "authentication_error",
+                           "invalid_api_key"));
+  for (const ReplyEvent& e :
+       {mounted("GET", "/metrics", admin_token_), mounted("GET", "/dashboard/data", key_), listener("GET", "/metrics")}) {
+    EXPECT_TRUE(is_api_error(e, 503, "server_error", "overloaded")) << e.body;
+    EXPECT_EQ(header(e, "retry-after"), "1");
+  }
+  EXPECT_EQ(refreshes_, 0);
+  release.set_value();
+  api_.reset();  // before `held`, whose jobs do not touch it
 }
 
 TEST_F(MetricsApiTest, ARefreshThatFailsIsA500NotAStaleExposition) {

@@ -108,7 +108,7 @@ class AccessLogPipeline : public testing::PipelineFixture {
  protected:
   std::string path_ = dir_.sub("access.log");
   std::unique_ptr<AccessLog> log_ = AccessLog::open(path_);
-  Pipeline logged_{*engine_, *tenancy_, *tokenizer_, durable_, metrics_, log_.get()};
+  Pipeline logged_{*engine_, *tenancy_, *tokenizer_, billing_, metrics_, log_.get()};
 
   ServeRequest request(const tenancy::Principal& who, const std::string& id, int32_t max_tokens) {
     ServeRequest r;

@@ -74,7 +74,7 @@ class HttpApiTest : public testing::SuiteStack<HttpApiTest> {
     if (!grammars_) grammars_ = std::make_unique<OutputGrammars>(*s.tokenizer_);
     api_ = std::make_unique<HttpApi>(*s.pipeline_, *s.tenancy_, *s.tokenizer_,
                                      openai::ChatTemplate::for_model(s.model_->file()), *grammars_, std::move(m),
-                                     std::move(mounts));
+                                     s.side_, std::move(mounts));
   }
 
   // Calls the API; the response's events once it has ended. `gone`: the
@@ -521,7 +521,7 @@ TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWri
   EXPECT_EQ(sick.status, 503);
   EXPECT_EQ(json::parse(sick.body).at("status"), "error");
   ServingMetrics& metrics = stack().metrics_;
-  metrics.collect_ledger(tenancy().held_stats());
+  metrics.collect_ledger(tenancy().held_stats(), tenancy().ledger().stats());
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_pending_records 1\n"), std::string::npos);
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_held_records_total 1\n"), std::string::npos);
 
@@ -532,7 +532,7 @@ TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWri
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   EXPECT_EQ(answer(test_request("GET", "/health")).status, 200);
-  metrics.collect_ledger(tenancy().held_stats());
+  metrics.collect_ledger(tenancy().held_stats(), tenancy().ledger().stats());
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_pending_records 0\n"), std::string::npos);
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_dropped_records_total 0\n"), std::string::npos);
   EXPECT_TRUE(tenancy().ledger().find(held_id).has_value()) << held_id;

@@ -53,7 +53,7 @@ class PipelineStack {
     tenancy_ = std::make_unique<tenancy::Tenancy>(dir_.sub("store"), tenancy::SystemClock::instance(),
                                                   tenancy::ResponseLimits{}, std::move(store_fs));
     tenancy_->tenants().put_plan(tenancy::PricePlan::with_default_cached("p", 1'000'000, 2'000'000));
-    pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, durable_, metrics_);
+    pipeline_ = std::make_unique<Pipeline>(*engine_, *tenancy_, *tokenizer_, billing_, metrics_);
   }
   ~PipelineStack() { engine_->shutdown(); }
   PipelineStack(const PipelineStack&) = delete;
@@ -82,7 +82,9 @@ class PipelineStack {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<tenancy::Tenancy> tenancy_;
-  BlockingPool durable_;
+  BlockingPool billing_;
+  BlockingPool admin_{2, 64};  // the server's three pools (blocking_pool.h)
+  BlockingPool side_{2, 64};
   ServingMetrics metrics_{kModelId, 0};
   std::unique_ptr<Pipeline> pipeline_;
 };

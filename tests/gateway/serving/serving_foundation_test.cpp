@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <fstream>
+#include <future>
 #include <string>
 
 #include "base/error.h"
 #include "gateway/serving/admin_token.h"
 #include "gateway/serving/billed_usage.h"
+#include "gateway/serving/blocking_pool.h"
 #include "gateway/serving/bootstrap.h"
 #include "gateway/serving/tenant_identity.h"
 #include "tests/temp_dir.h"
@@ -124,6 +127,29 @@ TEST(BilledUsage, PinnedWritesAreTheFreshBlocksOfEachSpanByItsLongestTtl) {
   r.pin_refused = true;
   u = token_usage(r, pins, 16);
   EXPECT_EQ(u.cache_write_5m + u.cache_write_1h, 0u) << "a refused pin bills no write";
+}
+
+// A bounded pool refuses past its queue, never blocks the poster, and runs
+// every job it took, also the ones still queued when it is destroyed.
+TEST(BlockingPool, PastItsCapacityTryPostRefusesAndEveryTakenJobRuns) {
+  std::atomic<int> ran{0};
+  std::promise<void> release, running;
+  std::shared_future<void> gate = release.get_future().share();
+  {
+    BlockingPool pool(1, 2);
+    pool.post([&, gate] {
+      running.set_value();
+      gate.wait();
+      ++ran;
+    });
+    running.get_future().wait();  // the one thread is busy: what follows queues
+    EXPECT_TRUE(pool.try_post([&] { ++ran; }));
+    EXPECT_TRUE(pool.try_post([&] { ++ran; }));
+    EXPECT_FALSE(pool.try_post([&] { ++ran; })) << "two queued is the bound";
+    pool.post([&] { ++ran; });  // post() is for work that may not be refused
+    release.set_value();
+  }
+  EXPECT_EQ(ran.load(), 4);
 }
 
 TEST(Bootstrap, FirstStartMakesTheDemoTenantAndAdminTokenOnceAndKeepsOnlyDigests) {

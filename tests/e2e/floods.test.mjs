@@ -1,9 +1,18 @@
-// A pin flood against the real server (issue 38): one tenant pins distinct
+// Floods against the real server (issue 38), each beside a quiet tenant
+// that must still be served. No timing: each step asserts what happened
+// and in which order, not how long it took.
+//
+// A scrape flood: hundreds of /dashboard/data and /metrics requests at once
+// fill the bounded side-work queue, which sheds the rest with 503 and
+// retry-after; the quiet tenant's requests are served and billed while the
+// flood is still being answered, and the admin routes (a pool of their own)
+// answer too.
+//
+// A pin flood: one tenant pins distinct
 // prompts for an hour (`prompt_cache_retention: "24h"`) until the server's
 // cap on pinned blocks refuses it with a 429 that names the cap; the pool's
 // pinned share never passes the cap, and another tenant's request is still
-// admitted and served while the pins hold the pool at it. No timing: each
-// step asserts what happened, not how long it took.
+// admitted and served while the pins hold the pool at it.
 //
 // The flooding tenant's own pin quota is lifted (--tenant-pinned-percent
 // 100), so that the server-wide cap (50% of the pool, the default) is the
@@ -25,9 +34,13 @@ async function admin(method, route, body) {
   return { status: r.status, json: r.body ? JSON.parse(r.body) : null };
 }
 
-async function tenant(id) {
+async function newKey(id) {
   assert.equal((await admin('POST', '/admin/tenants', { id, plan_id: 'demo' })).status, 201);
-  const key = (await admin('POST', `/admin/tenants/${id}/keys`, {})).json.api_key;
+  return (await admin('POST', `/admin/tenants/${id}/keys`, {})).json.api_key;
+}
+
+async function tenant(id) {
+  const key = await newKey(id);
   return new OpenAI({ apiKey: key, baseURL: server.baseUrl + '/v1', httpAgent: server.agent, maxRetries: 0 });
 }
 
@@ -42,6 +55,56 @@ before(async () => {
   server = await startServer(['--kv-budget', '2MiB', '--tenant-pinned-percent', '100']);
 });
 after(async () => server && assert.equal(await server.stop(), 0));
+
+test('a scrape flood is shed with 503 and delays neither the bill nor the admin routes', async () => {
+  const scraperKey = await newKey('scraper');
+  const quiet = await tenant('quiet-scrapes');
+  const scrapes = { 200: 0, 503: 0 };
+  let inFlight = 0;
+  const scrape = async (i) => {
+    const route = i % 2 ? '/dashboard/data' : '/metrics';
+    const bearer = i % 2 ? scraperKey : server.adminToken;
+    ++inFlight;
+    const r = await server.request('GET', route, { headers: { authorization: `Bearer ${bearer}` } });
+    --inFlight;
+    assert.ok(r.status === 200 || r.status === 503, `${route}: ${r.status} ${r.body.slice(0, 200)}`);
+    if (r.status === 503) {
+      assert.equal(r.headers['retry-after'], '1');
+      const e = JSON.parse(r.body).error;
+      assert.equal(e.code, 'overloaded');
+      assert.match(e.message, /side work queue is full/);
+    }
+    ++scrapes[r.status];
+  };
+  // Waves of 150 scrapes at once (far past the queue's 64): at least four,
+  // and on until the quiet tenant is done.
+  let quietDone = false;
+  const flood = (async () => {
+    for (let wave = 0; wave < 4 || !quietDone; ++wave) {
+      await Promise.all(Array.from({ length: 150 }, (_, i) => scrape(i)));
+    }
+  })();
+
+  // The quiet tenant, meanwhile: each request served, billed, and told so
+  // while scrapes are in flight.
+  for (let i = 0; i < 4; ++i) {
+    const { data: r, response } = await quiet.completions
+      .create({ model, prompt: story(500 + i), max_tokens: 8, temperature: 0, ignore_eos: true })
+      .withResponse();
+    assert.ok(inFlight > 0, `request ${i} was answered while the flood was: ${JSON.stringify(scrapes)}`);
+    assert.equal(r.usage.completion_tokens, 8);
+    const rec = await admin('GET', `/admin/requests/${response.headers.get('x-request-id')}`);
+    assert.equal(rec.status, 200, 'its ledger record is written before its usage is sent');
+    assert.equal(rec.json.completion_tokens, 8, JSON.stringify(rec.json));
+  }
+  const tenants = await admin('GET', '/admin/tenants');
+  assert.equal(tenants.status, 200, 'the admin routes answer from their own pool');
+  assert.ok(inFlight > 0, 'and they answered while the flood was in flight');
+  quietDone = true;
+  await flood;
+  assert.ok(scrapes[503] > 0, `the flood was shed: ${JSON.stringify(scrapes)}`);
+  assert.ok(scrapes[200] > 0, `and scrapes were answered: ${JSON.stringify(scrapes)}`);
+});
 
 test('a pin flood stops at the server cap with a 429 naming it, and another tenant is still served', async () => {
   const flooder = await tenant('flooder');
