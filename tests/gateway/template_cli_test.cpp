@@ -47,12 +47,30 @@ TemplateRun run_template_render(const std::string& args, bool want_stderr) {
 
 // 322 processes: run a few at a time (each mostly starts up), then check
 // every result on this thread.
+// Under a sanitizer every 8th pair only: each run is mostly the
+// instrumented binary starting up (53 s for the 322 under ASan, 10 s in
+// Release), and ReferenceRenders.EveryPairAsJinja2 renders every pair in
+// process there. The Release run checks all 322.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr size_t kPairStride = 8;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr size_t kPairStride = 8;
+#else
+constexpr size_t kPairStride = 1;
+#endif
+#else
+constexpr size_t kPairStride = 1;
+#endif
+
 TEST(TemplateCli, RendersEveryReferencePairAsJinja2) {
   kvgate::testing::TempDir dir;
   std::map<std::string, std::string> inputs;  // conversation name -> its file
   std::vector<kvgate::testing::ReferencePair> pairs;
+  size_t seen = 0;
   for (auto& pair : reference_pairs()) {
     if (pair.status == "unparsable") continue;
+    if (seen++ % kPairStride != 0) continue;
     auto [it, fresh] = inputs.emplace(pair.conversation, dir.sub(pair.conversation + ".json"));
     if (fresh) std::ofstream(it->second) << boost::json::serialize(reference_conversation(pair.conversation));
     pairs.push_back(std::move(pair));
@@ -86,8 +104,13 @@ TEST(TemplateCli, RendersEveryReferencePairAsJinja2) {
       refused += r.exit_code == 1 && r.out == "kvgate: error: the template refused: " + pair.expected + "\n";
     }
   }
-  EXPECT_EQ(rendered, 292);
-  EXPECT_EQ(refused, 30);
+  if (kPairStride == 1) {
+    EXPECT_EQ(rendered, 292);
+    EXPECT_EQ(refused, 30);
+  } else {
+    EXPECT_EQ(rendered + refused, static_cast<int>(pairs.size()));
+    EXPECT_GT(refused, 0) << "the sample holds refused pairs too";
+  }
 }
 
 TEST(TemplateCli, NeedsATemplateAndAConversation) {
