@@ -13,8 +13,9 @@
 //             control), bounded: past `capacity` queued, try_post refuses
 //             and the route answers 503 (json_reply.h's send_shed).
 //   side      everything else a client can ask for that blocks: /metrics
-//             and /dashboard/data scrapes, a tenant deleting a stored
-//             response; bounded the same way.
+//             and /dashboard/data scrapes, a tenant's /v1/usage (a scan of
+//             its ledger records) and its deleting a stored response;
+//             bounded the same way.
 //
 // Several billing threads, because the ledger's group commit lets concurrent
 // writers share one sync. Destruction runs every job already posted, then joins.

@@ -138,11 +138,17 @@ void HttpApi::models(const server::HttpRequest& req, server::Reply& reply) const
   send_json(reply, 200, openai::model_list({&card, 1}), rate_headers(tenancy_, who.tenant));
 }
 
+// The totals are a scan of the tenant's ledger records over the period: on
+// the side pool, never the I/O thread (a long period is many records).
 void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const {
   const tenancy::Principal who = require_tenant(req, tenancy_);
   const UsagePeriod period = usage_period(req.target);
-  send_json(reply, 200,
-            usage_json(who.tenant.id, period, tenancy_.ledger().usage(who.tenant.id, period.start_ns(), period.end_ns())));
+  const bool queued = side_work_.try_post([&ledger = tenancy_.ledger(), reply, tenant = who.tenant.id, period]() mutable {
+    answer_or_error(reply, [&] {
+      send_json(reply, 200, usage_json(tenant, period, ledger.usage(tenant, period.start_ns(), period.end_ns())));
+    });
+  });
+  if (!queued) send_shed(reply, "side");
 }
 
 // vLLM's /tokenize: the ids a chat (messages) or a completion (prompt)

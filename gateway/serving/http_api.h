@@ -75,8 +75,8 @@ struct ApiModel {
 class HttpApi {
  public:
   // `grammars` outlives this. `side_work`: a bounded pool (blocking_pool.h)
-  // for a tenant's own blocking work outside a generation (deleting a stored
-  // response), never the pipeline's billing pool.
+  // for a tenant's own blocking work outside a generation (its usage totals,
+  // deleting a stored response), never the pipeline's billing pool.
   HttpApi(Pipeline& pipeline, tenancy::Tenancy& tenancy, const Tokenizer& tokenizer, openai::ChatTemplate chat,
           OutputGrammars& grammars, ApiModel model, BlockingPool& side_work, std::vector<server::Mount> mounts = {});
 

@@ -12,7 +12,6 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
-#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -24,6 +23,7 @@
 #include "tests/gateway/server/reply_recorder.h"
 #include "tests/gateway/server/test_request.h"
 #include "tests/gateway/serving/api_error_shape.h"
+#include "tests/gateway/serving/full_pool.h"
 
 namespace kvgate::admin {
 namespace {
@@ -97,17 +97,10 @@ TEST_F(AdminApiTest, OnlyTheAdminTokenOpensTheRoutes) {
 // queue full, a call without the token is still refused at once, and the
 // operator's next call is a 503 with retry-after, never a wait.
 TEST_F(AdminApiTest, TheTokenIsCheckedBeforeQueueingAndAFullQueueSheds) {
-  std::promise<void> release, running;
-  std::shared_future<void> gate = release.get_future().share();
-  serving::BlockingPool held(1, 1);
-  held.post([&running, gate] {
-    running.set_value();
-    gate.wait();
-  });
-  running.get_future().wait();
-  ASSERT_TRUE(held.try_post([gate] { gate.wait(); }));  // the queue's one place
+  serving::testing::FullPool held;
+  ASSERT_TRUE(held.full());
   serving::testing::PipelineStack& s = stack();
-  AdminApi api(&*s.engine_, *s.tenancy_, held, *token_, *s.pipeline_, *s.tokenizer_, kModelId, tiers_);
+  AdminApi api(&*s.engine_, *s.tenancy_, held.pool(), *token_, *s.pipeline_, *s.tokenizer_, kModelId, tiers_);
 
   EXPECT_TRUE(is_api_error(call(api, "GET", "/admin/tenants", {}, std::nullopt), 401, "authentication_error",
                            "missing_admin_token"));
@@ -116,7 +109,6 @@ TEST_F(AdminApiTest, TheTokenIsCheckedBeforeQueueingAndAFullQueueSheds) {
   EXPECT_TRUE(is_api_error(shed, 503, "server_error", "overloaded"));
   EXPECT_EQ(header(shed, "retry-after"), "1");
   EXPECT_NE(shed.body.find("admin work queue is full"), std::string::npos) << shed.body;
-  release.set_value();
 }
 
 // Every row of kRoutes, each answered by its own handler: what comes back

@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -27,6 +26,7 @@
 #include "tests/gateway/server/reply_recorder.h"
 #include "tests/gateway/server/test_request.h"
 #include "tests/gateway/serving/api_error_shape.h"
+#include "tests/gateway/serving/full_pool.h"
 
 namespace kvgate::admin {
 namespace {
@@ -169,16 +169,9 @@ TEST_F(MetricsApiTest, TheExpositionHoldsTheKvgateFamiliesAndARequestsSeries) {
 // full, a scrape is a 503 with retry-after on either listener, and a
 // scrape without a credential is refused before anything is queued.
 TEST_F(MetricsApiTest, AFullScrapeQueueShedsWith503) {
-  std::promise<void> release, running;
-  std::shared_future<void> gate = release.get_future().share();
-  serving::BlockingPool held(1, 1);
-  held.post([&running, gate] {
-    running.set_value();
-    gate.wait();
-  });
-  running.get_future().wait();
-  ASSERT_TRUE(held.try_post([gate] { gate.wait(); }));
-  api_ = make_api([this] { ++refreshes_; }, &held);
+  serving::testing::FullPool held;
+  ASSERT_TRUE(held.full());
+  api_ = make_api([this] { ++refreshes_; }, &held.pool());
 
   EXPECT_TRUE(is_api_error(mounted("GET", "/dashboard/data", std::nullopt), 401, "authentication_error",
                            "invalid_api_key"));
@@ -188,8 +181,7 @@ TEST_F(MetricsApiTest, AFullScrapeQueueShedsWith503) {
     EXPECT_EQ(header(e, "retry-after"), "1");
   }
   EXPECT_EQ(refreshes_, 0);
-  release.set_value();
-  api_.reset();  // before `held`, whose jobs do not touch it
+  api_.reset();  // before `held`
 }
 
 TEST_F(MetricsApiTest, ARefreshThatFailsIsA500NotAStaleExposition) {

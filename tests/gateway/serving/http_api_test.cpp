@@ -28,6 +28,7 @@
 #include "tests/gateway/server/sse_frames.h"
 #include "tests/gateway/server/test_request.h"
 #include "tests/gateway/serving/api_error_shape.h"
+#include "tests/gateway/serving/full_pool.h"
 #include "tests/gateway/serving/pipeline_fixture.h"
 #include "tests/tenancy/failing_file_system.h"
 
@@ -69,12 +70,12 @@ class HttpApiTest : public testing::SuiteStack<HttpApiTest> {
     m.weight_type = "F32", m.weight_bytes = 1234, m.parameters = 260000;
     return m;
   }
-  void make_api(ApiModel m, std::vector<server::Mount> mounts = {}) {
+  void make_api(ApiModel m, std::vector<server::Mount> mounts = {}, BlockingPool* side = nullptr) {
     PipelineStack& s = stack();
     if (!grammars_) grammars_ = std::make_unique<OutputGrammars>(*s.tokenizer_);
     api_ = std::make_unique<HttpApi>(*s.pipeline_, *s.tenancy_, *s.tokenizer_,
                                      openai::ChatTemplate::for_model(s.model_->file()), *grammars_, std::move(m),
-                                     s.side_, std::move(mounts));
+                                     side ? *side : s.side_, std::move(mounts));
   }
 
   // Calls the API; the response's events once it has ended. `gone`: the
@@ -431,6 +432,20 @@ TEST_F(HttpApiTest, UsageIsTheCallingTenantsOwn) {
   EXPECT_EQ(u.at("completion_tokens"), 2);
   EXPECT_TRUE(is_api_error(answer(test_request("GET", "/v1/usage?start_time=soon", {}, key_)), 400,
                            "invalid_request_error", "invalid_value", "start_time"));
+}
+
+// The usage totals scan the ledger: on the bounded side pool, never the
+// I/O thread; with that pool full the call is a 503 to retry, not a wait.
+TEST_F(HttpApiTest, UsageIsAnsweredFromTheSidePoolAndShedWhenItIsFull) {
+  testing::FullPool full;
+  ASSERT_TRUE(full.full());
+  make_api(served_model(), {}, &full.pool());
+  const ReplyEvent e = answer(test_request("GET", "/v1/usage", {}, key_));
+  EXPECT_TRUE(is_api_error(e, 503, "server_error", "overloaded")) << e.body;
+  EXPECT_EQ(header(e, "retry-after"), "1");
+  EXPECT_TRUE(is_api_error(answer(test_request("GET", "/v1/usage", {}, std::nullopt)), 401, "authentication_error",
+                           "invalid_api_key"))
+      << "the key is checked before anything is queued";
 }
 
 TEST_F(HttpApiTest, AReplicaRefusesTheGenerationRoutesWith403) {
