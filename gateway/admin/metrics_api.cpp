@@ -1,5 +1,7 @@
 #include "gateway/admin/metrics_api.h"
 
+#include <cstdio>
+
 #include "base/version.h"
 #include "gateway/admin/dashboard_page.h"
 #include "gateway/openai/api_error.h"
@@ -12,6 +14,14 @@ namespace {
 // The text format's content type (Prometheus negotiates 0.0.4 from it).
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
 
+// A refresh that failed (the engine stopped, a replica unreachable): the
+// detail, which may name a file or a replica's URL, is the operator's, in
+// the log; /dashboard/data answers tenants too, so the answer is generic.
+void refresh_failed(server::Reply& reply, const std::exception& e) {
+  std::fprintf(stderr, "kvgate: a metrics refresh failed: %s\n", e.what());
+  serving::send_error(reply, openai::internal_error());
+}
+
 }  // namespace
 
 void MetricsApi::send_exposition(server::Reply reply) {
@@ -20,7 +30,7 @@ void MetricsApi::send_exposition(server::Reply reply) {
       if (refresh_) refresh_();
       reply.send(200, {{"Content-Type", kExpositionType}, {"Cache-Control", "no-store"}}, metrics_.exposition());
     } catch (const std::exception& e) {
-      serving::send_error(reply, openai::internal_error(e.what()));
+      refresh_failed(reply, e);
     }
   });
   if (!queued) serving::send_shed(reply, "side");
@@ -40,7 +50,7 @@ void MetricsApi::dashboard_data(const server::HttpRequest& req, server::Reply re
       if (refresh_) refresh_();
       serving::send_json(reply, 200, metrics_.dashboard(tenant), {{"Cache-Control", "no-store"}});
     } catch (const std::exception& e) {
-      serving::send_error(reply, openai::internal_error(e.what()));
+      refresh_failed(reply, e);
     }
   });
   if (!queued) serving::send_shed(reply, "side");
