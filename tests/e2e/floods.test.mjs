@@ -2,11 +2,11 @@
 // that must still be served. No timing: each step asserts what happened
 // and in which order, not how long it took.
 //
-// A scrape flood: hundreds of /dashboard/data and /metrics requests at once
-// fill the bounded side-work queue, which sheds the rest with 503 and
-// retry-after; the quiet tenant's requests are served and billed while the
-// flood is still being answered, and the admin routes (a pool of their own)
-// answer too.
+// A scrape flood: waves of 150 /dashboard/data and /metrics requests at
+// once, each answered or, past the side pool's 64 queued, shed with 503 and
+// retry-after (never an error or a hang); the quiet tenant's requests are
+// served and billed while the flood is in flight, and the admin routes (a
+// pool of their own) answer too.
 //
 // A pin flood: one tenant pins distinct
 // prompts for an hour (`prompt_cache_retention: "24h"`) until the server's
@@ -56,7 +56,7 @@ before(async () => {
 });
 after(async () => server && assert.equal(await server.stop(), 0));
 
-test('a scrape flood is shed with 503 and delays neither the bill nor the admin routes', async () => {
+test('a scrape flood, answered or shed with 503, delays neither the bill nor the admin routes', async (t) => {
   const scraperKey = await newKey('scraper');
   const quiet = await tenant('quiet-scrapes');
   const scrapes = { 200: 0, 503: 0 };
@@ -102,8 +102,13 @@ test('a scrape flood is shed with 503 and delays neither the bill nor the admin 
   assert.ok(inFlight > 0, 'and they answered while the flood was in flight');
   quietDone = true;
   await flood;
-  assert.ok(scrapes[503] > 0, `the flood was shed: ${JSON.stringify(scrapes)}`);
-  assert.ok(scrapes[200] > 0, `and scrapes were answered: ${JSON.stringify(scrapes)}`);
+  assert.ok(scrapes[200] > 0, `scrapes were answered: ${JSON.stringify(scrapes)}`);
+  // How many were shed depends on how fast this machine answers a scrape
+  // (each reads the engine's published stats, never waiting for a step):
+  // 14 of 900 in Release and 414 of 1,200 under ASan on the 2-core build
+  // VM. That a full queue sheds is asserted where it is deterministic
+  // (AdminApiTest, MetricsApiTest and HttpApiTest against a full pool).
+  t.diagnostic(`scrapes answered ${scrapes[200]}, shed ${scrapes[503]}`);
 });
 
 test('a pin flood stops at the server cap with a 429 naming it, and another tenant is still served', async () => {
