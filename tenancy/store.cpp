@@ -17,6 +17,7 @@
 #include "tenancy/error.h"
 
 namespace kvgate::tenancy {
+
 const char* family_name(Family f) noexcept {
   switch (f) {
     case Family::kMeta: return "meta";

@@ -103,7 +103,6 @@ class Engine : public EngineClient {
   int64_t steps() const { return steps_.load(); }
   int64_t preemptions() const { return preemptions_.load(); }
 
-
  private:
   struct Submission {
     Request req;

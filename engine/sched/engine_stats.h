@@ -11,7 +11,6 @@
 #include "cache/cache_stats.h"
 #include "cache/tiers/tier_mover.h"
 #include "engine/sched/tier_exchange.h"
-#include "engine/sched/request_timing.h"
 
 namespace kvgate {
 
@@ -23,7 +22,6 @@ struct EngineStats {
   std::string policy;          // the device pool's eviction policy
   RestoreCounters restores;    // blocks brought back up from the tiers below
   cache::MoverStats mover;     // copies down to the tiers (zero without them)
-  SteadyClock::time_point taken{};  // when the loop read it
 };
 
 // On the loop thread (or whoever owns `s`).

@@ -10,7 +10,7 @@
 // Both first refresh the figures read at scrape time (on a server,
 // ServingMetrics::collect, which reads what the engine loop published and
 // never waits for it; on a route front, the replicas' state, over the
-// network), so they answer from the observe BlockingPool's threads, never
+// network), so they answer from the side BlockingPool's threads, never
 // from the I/O thread that received them. The credential is checked before
 // anything is queued; a full queue answers 503 (blocking_pool.h).
 #pragma once

@@ -121,7 +121,7 @@ void route(const config::ServerConfig& c, const std::vector<std::string>& replic
   admin::MetricsApi metrics_api(
       [&] {
         route_metrics.refresh(replicas);
-        metrics.collect_ledger(tenancy.held_stats(), tenancy.ledger().stats());
+        metrics.collect_ledger(tenancy);
       },
       metrics, tenancy, *pools.side, secrets.admin);
   serving::OutputGrammars grammars(*tokenizer);

@@ -225,7 +225,7 @@ void serve(const config::ServerConfig& c) {
   admin::MetricsApi metrics_api(
       [&] {
         metrics.collect(engine);
-        metrics.collect_ledger(tenancy.held_stats(), tenancy.ledger().stats());
+        metrics.collect_ledger(tenancy);
       },
       metrics, tenancy, *pools.side, secrets.admin);
   serving::OutputGrammars grammars(*m.tokenizer);

@@ -20,18 +20,14 @@ BlockingPool::~BlockingPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void BlockingPool::post(std::function<void()> job) {
-  {
-    MutexLock lock(mu_);
-    jobs_.push_back(std::move(job));
-  }
-  wake_.notify_one();
-}
+void BlockingPool::post(std::function<void()> job) { (void)enqueue(std::move(job), false); }
 
-bool BlockingPool::try_post(std::function<void()> job) {
+bool BlockingPool::try_post(std::function<void()> job) { return enqueue(std::move(job), true); }
+
+bool BlockingPool::enqueue(std::function<void()> job, bool bounded) {
   {
     MutexLock lock(mu_);
-    if (capacity_ > 0 && jobs_.size() >= capacity_) return false;
+    if (bounded && capacity_ > 0 && jobs_.size() >= capacity_) return false;
     jobs_.push_back(std::move(job));
   }
   wake_.notify_one();

@@ -49,6 +49,8 @@ class BlockingPool {
   [[nodiscard]] bool try_post(std::function<void()> job) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // Queues `job` unless `bounded` and `capacity` jobs are already queued.
+  bool enqueue(std::function<void()> job, bool bounded) ABSL_LOCKS_EXCLUDED(mu_);
   void run() ABSL_LOCKS_EXCLUDED(mu_);
 
   const size_t capacity_;

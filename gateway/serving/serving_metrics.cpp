@@ -222,7 +222,9 @@ std::string ServingMetrics::tenant_of(TenantId label) const {
   return it != tenant_by_label_.end() ? it->second : std::string(metrics::kOverflowLabel);
 }
 
-void ServingMetrics::collect_ledger(const tenancy::HeldRecordsStats& held, const tenancy::GroupCommitStats& commits) {
+void ServingMetrics::collect_ledger(tenancy::Tenancy& tenancy) {
+  const tenancy::HeldRecordsStats held = tenancy.held_stats();
+  const tenancy::GroupCommitStats commits = tenancy.ledger().stats();
   ledger_commits_.at({}).set_total(commits.commits);
   ledger_records_.at({}).set_total(commits.records);
   ledger_pending_.at({}).set(static_cast<double>(held.pending));

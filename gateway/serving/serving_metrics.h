@@ -31,9 +31,8 @@
 #include "engine/sched/request_timing.h"
 #include "gateway/metrics/registry.h"
 #include "gateway/serving/kv_tiers.h"
-#include "tenancy/held_records.h"
-#include "tenancy/ledger.h"
 #include "tenancy/quota.h"
+#include "tenancy/tenancy.h"
 #include "tenancy/usage.h"
 
 namespace kvgate::serving {
@@ -69,7 +68,7 @@ class ServingMetrics {
   void collect(const Engine& engine);
   // The ledger's records held while it could not write (tenancy/held_records.h),
   // and its group commit's counts.
-  void collect_ledger(const tenancy::HeldRecordsStats& held, const tenancy::GroupCommitStats& commits);
+  void collect_ledger(tenancy::Tenancy& tenancy);
 
   std::string exposition() const { return registry_.expose(); }
   // For families of a process's own beside these (a route front's).

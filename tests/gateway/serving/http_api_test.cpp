@@ -536,7 +536,7 @@ TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWri
   EXPECT_EQ(sick.status, 503);
   EXPECT_EQ(json::parse(sick.body).at("status"), "error");
   ServingMetrics& metrics = stack().metrics_;
-  metrics.collect_ledger(tenancy().held_stats(), tenancy().ledger().stats());
+  metrics.collect_ledger(tenancy());
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_pending_records 1\n"), std::string::npos);
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_held_records_total 1\n"), std::string::npos);
 
@@ -547,7 +547,7 @@ TEST_F(LedgerDownTest, NewRequestsAre503AndHealthSaysSoUntilTheHeldRecordsAreWri
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   EXPECT_EQ(answer(test_request("GET", "/health")).status, 200);
-  metrics.collect_ledger(tenancy().held_stats(), tenancy().ledger().stats());
+  metrics.collect_ledger(tenancy());
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_pending_records 0\n"), std::string::npos);
   EXPECT_NE(metrics.exposition().find("\nkvgate_ledger_dropped_records_total 0\n"), std::string::npos);
   EXPECT_TRUE(tenancy().ledger().find(held_id).has_value()) << held_id;
