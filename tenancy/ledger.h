@@ -1,5 +1,11 @@
 // The billing ledger: one durable, never-rewritten record per finished
 // request, plus per-tenant usage reports and CSV export.
+//
+// Each commit also adds its records to per-tenant, per-UTC-hour totals
+// (Family::kUsageByHour) in the same batch, so a report over any period
+// reads one rollup per whole hour and scans records only in the partial
+// hours at its two ends: its cost grows with the period's hours, not with
+// how many requests the tenant made.
 #pragma once
 
 #include <atomic>
@@ -15,6 +21,7 @@
 #include "tenancy/ledger_record.h"
 #include "base/mutex.h"
 #include "tenancy/store.h"
+#include "tenancy/usage_totals.h"
 
 namespace kvgate::tenancy {
 
@@ -24,15 +31,18 @@ enum class RecordOutcome {
   kHeld,             // the store could not write it: held in memory and retried (Tenancy::finish)
 };
 
-struct UsageTotals {
-  uint64_t requests = 0;
-  TokenUsage tokens;  // field-wise sums (saturating)
-  uint64_t cost_micros = 0;
-  bool operator==(const UsageTotals&) const = default;
-};
+inline constexpr int64_t kHourNs = 3'600'000'000'000;
+inline constexpr int64_t kDayNs = 24 * kHourNs;
 
 struct DailyUsage {
   std::string date;  // UTC, "YYYY-MM-DD"
+  UsageTotals totals;
+};
+
+// One bucket of a report: [start_ns, end_ns), the bucket's UTC-aligned
+// span clipped to the period asked for.
+struct UsageBucket {
+  int64_t start_ns = 0, end_ns = 0;
   UsageTotals totals;
 };
 
@@ -43,7 +53,9 @@ struct GroupCommitStats {
 
 class Ledger {
  public:
-  explicit Ledger(Store& store) : store_(store) {}
+  // Migrates a version-1 store (records without rollups) by building the
+  // rollups from every record, in one batch with the new schema version.
+  explicit Ledger(Store& store);
 
   // Validates `r` (throws kInvariantViolated / kInvalidArgument), then blocks
   // until it is on disk, or finds its request id already recorded. Many
@@ -54,7 +66,13 @@ class Ledger {
   // Records of `tenant_id` finished in [from_ns, to_ns), oldest first.
   void scan(std::string_view tenant_id, int64_t from_ns, int64_t to_ns,
             const std::function<void(const LedgerRecord&)>& fn) const;
+  // Exactly the sum of scan()'s records, from the rollups.
   UsageTotals usage(std::string_view tenant_id, int64_t from_ns, int64_t to_ns) const;
+  // One bucket per `width_ns` (a whole number of hours) that overlaps the
+  // period, UTC-aligned, oldest first, at most `max_buckets`; empty ones too.
+  std::vector<UsageBucket> usage_buckets(std::string_view tenant_id, int64_t from_ns, int64_t to_ns,
+                                         int64_t width_ns, size_t max_buckets) const;
+  // The UTC days of the period that have records.
   std::vector<DailyUsage> usage_by_day(std::string_view tenant_id, int64_t from_ns,
                                        int64_t to_ns) const;
   // A header row, then one row per record (same order as scan()).
@@ -69,6 +87,17 @@ class Ledger {
   struct Writer;
   // Runs without mu_; catches everything, so the leader always retakes it.
   void commit_group(const std::vector<Writer*>& group) noexcept ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds the group's new records to their hours' rollups in `batch`.
+  void add_rollups(const std::vector<const Writer*>& fresh, rocksdb::WriteBatch* batch) const;
+  // An hour's stored rollup; one that does not decode is summed again from
+  // the hour's records (a corrupted rollup costs a scan, never a wrong bill).
+  UsageTotals hour_totals(std::string_view tenant_id, int64_t hour_ns, std::string_view stored) const;
+  // Calls fn(hour start, totals) for each hour of [from_ns, to_ns) that has
+  // records, in order, with only the records inside the period.
+  using HourFn = std::function<void(int64_t hour_ns, const UsageTotals&)>;
+  void for_each_hour(std::string_view tenant_id, int64_t from_ns, int64_t to_ns, const HourFn& fn) const;
+  void scan_hours(std::string_view tenant_id, int64_t from_ns, int64_t to_ns, const HourFn& fn) const;
+  void build_rollups();
 
   Store& store_;
   Mutex mu_;
@@ -76,7 +105,5 @@ class Ledger {
   std::atomic<uint64_t> commits_{0};
   std::atomic<uint64_t> records_{0};
 };
-
-void add_to_totals(UsageTotals* t, const LedgerRecord& r);
 
 }  // namespace kvgate::tenancy

@@ -75,13 +75,13 @@ void validate(const LedgerRecord& r) {
   } catch (const Error& e) {
     throw Error(ErrorCode::kInvariantViolated, "ledger record " + r.request_id + ": " + e.what());
   }
-  const bool ordered = r.arrival_ns <= r.finish_ns &&
+  const bool ordered = 0 <= r.arrival_ns && r.arrival_ns <= r.finish_ns &&
                        (r.first_token_ns == 0 ||
                         (r.arrival_ns <= r.first_token_ns && r.first_token_ns <= r.finish_ns));
   if (!ordered) {
     throw Error(ErrorCode::kInvariantViolated,
                 "ledger record " + r.request_id +
-                    ": timestamps must satisfy arrival <= first_token <= finish (arrival " +
+                    ": timestamps must satisfy 0 <= arrival <= first_token <= finish (arrival " +
                     std::to_string(r.arrival_ns) + ", first_token " +
                     std::to_string(r.first_token_ns) + ", finish " + std::to_string(r.finish_ns) +
                     ")");
@@ -100,6 +100,11 @@ std::string ledger_time_key_prefix(std::string_view tenant_id, int64_t finish_ns
   k.push_back('\0');
   append_be64(&k, ordered_i64(finish_ns));
   return k;
+}
+
+int64_t ledger_key_time(std::string_view key, std::string_view tenant_id) {
+  if (key.size() < tenant_id.size() + 9) throw Error(ErrorCode::kCorrupt, "ledger key too short");
+  return unordered_i64(read_be64(key.substr(tenant_id.size() + 1, 8)));
 }
 
 std::string ledger_time_key(std::string_view tenant_id, int64_t finish_ns,

@@ -46,5 +46,7 @@ LedgerRecord decode_ledger_record(std::string_view v);
 std::string ledger_time_key(std::string_view tenant_id, int64_t finish_ns,
                             std::string_view request_id);
 std::string ledger_time_key_prefix(std::string_view tenant_id, int64_t finish_ns);
+// The time in a key made by either of the above for `tenant_id`.
+int64_t ledger_key_time(std::string_view key, std::string_view tenant_id);
 
 }  // namespace kvgate::tenancy

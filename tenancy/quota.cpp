@@ -168,9 +168,9 @@ std::optional<Refusal> Quotas::check_spend(const State& s, const Tenant& tenant,
 }
 
 // Charges every limit at once, after every check passed.
-Ticket Quotas::charge(State& s, const Tenant& tenant, const PricePlan& plan, uint64_t tokens,
+Ticket Quotas::charge(State& s, const Tenant& tenant, const PricePlan& plan, bool take_request, uint64_t tokens,
                       uint64_t est_cost, int64_t now) {
-  if (s.requests) s.requests->try_take(1, now);
+  if (s.requests && take_request) s.requests->try_take(1, now);
   if (s.tokens) s.tokens->try_take(tokens, now);
   s.in_flight += 1;
   s.reserved_cost = sat_add(s.reserved_cost, est_cost);
@@ -186,6 +186,18 @@ Ticket Quotas::charge(State& s, const Tenant& tenant, const PricePlan& plan, uin
   return t;
 }
 
+std::optional<Refusal> Quotas::arrive(const Tenant& tenant) {
+  const int64_t now = clock_.now_ns();
+  State& s = state(tenant.id);
+  MutexLock lock(s.mu);
+  sync_limits(s, tenant.quotas, now);
+  std::optional<Refusal> refused;
+  keep_worst(&refused, check_concurrency(s, tenant));
+  keep_worst(&refused, check_requests(s, tenant, now));
+  if (!refused && s.requests) s.requests->try_take(1, now);
+  return refused;
+}
+
 Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estimate& e) {
   const int64_t now = clock_.now_ns();
   const uint64_t tokens = sat_add(e.prompt_tokens, e.max_output_tokens);
@@ -198,11 +210,11 @@ Admission Quotas::admit(const Tenant& tenant, const PricePlan& plan, const Estim
 
   std::optional<Refusal> refused;
   keep_worst(&refused, check_concurrency(s, tenant));
-  keep_worst(&refused, check_requests(s, tenant, now));
+  if (!e.arrived) keep_worst(&refused, check_requests(s, tenant, now));
   keep_worst(&refused, check_tokens(s, tenant, tokens, now));
   keep_worst(&refused, check_spend(s, tenant, est_cost, now));
   if (refused) return Admission(std::move(*refused));
-  return Admission(charge(s, tenant, plan, tokens, est_cost, now));
+  return Admission(charge(s, tenant, plan, !e.arrived, tokens, est_cost, now));
 }
 
 // Everything a settle does except the spend: frees the slot, drops the

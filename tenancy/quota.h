@@ -36,6 +36,7 @@ namespace kvgate::tenancy {
 struct Estimate {
   uint64_t prompt_tokens = 0;
   uint64_t max_output_tokens = 0;
+  bool arrived = false;  // arrive() has taken its request from requests/minute
 };
 
 // kPinnedBlocks: the tenant's pin quota; kServerPinnedBlocks: the server's
@@ -118,6 +119,14 @@ class Quotas {
   Quotas(const Quotas&) = delete;
   Quotas& operator=(const Quotas&) = delete;
 
+  // A request as it arrives, before its body is parsed or tokenized: takes
+  // its one request from requests/minute, or refuses it (that limit, or
+  // the tenant's concurrency full) before that work is done. An arrived
+  // request counts against requests/minute whether or not it is admitted:
+  // parsing and tokenizing a 4 MiB body that then fails a check is work
+  // done for the tenant. admit() of an Estimate that `arrived` does not
+  // take the request again.
+  std::optional<Refusal> arrive(const Tenant& tenant);
   Admission admit(const Tenant& tenant, const PricePlan& plan, const Estimate& estimate);
   // Frees the ticket's concurrency slot, refunds (or further charges) the
   // tokens/minute bucket by the difference between estimate and usage, and
@@ -180,7 +189,7 @@ class Quotas {
   static std::optional<Refusal> check_spend(const State& s, const Tenant& tenant,
                                             uint64_t est_cost, int64_t now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
-  Ticket charge(State& s, const Tenant& tenant, const PricePlan& plan, uint64_t tokens,
+  Ticket charge(State& s, const Tenant& tenant, const PricePlan& plan, bool take_request, uint64_t tokens,
                 uint64_t est_cost, int64_t now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu);
 
   const WallClock& clock_;

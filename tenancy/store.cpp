@@ -30,6 +30,7 @@ const char* family_name(Family f) noexcept {
     case Family::kLedgerByTime: return "ledger_by_time";
     case Family::kResponses: return "responses";
     case Family::kResponsesByTime: return "responses_by_time";
+    case Family::kUsageByHour: return "usage_by_hour";
     case Family::kCount: break;
   }
   return "?";
@@ -138,10 +139,8 @@ void Store::check_schema(bool fresh) {
     if (!fresh) {
       throw Error(ErrorCode::kCorrupt, "tenancy store " + dir_ + " has no schema version");
     }
-    Encoder e(0);  // meta values carry a zero format byte, then the version
-    e.u32(kSchemaVersion);
     rocksdb::WriteBatch batch;
-    check_status(batch.Put(cf(Family::kMeta), std::string(kSchemaKey), e.take()), "schema");
+    put_schema_version(&batch);
     write(&batch, /*sync=*/true);
     return;
   }
@@ -154,10 +153,17 @@ void Store::check_schema(bool fresh) {
                     "; this kvgate understands up to version " + std::to_string(kSchemaVersion) +
                     " (upgrade kvgate, or point it at another data directory)");
   }
-  if (version < kSchemaVersion) {
+  if (version < kOldestMigratable) {
     throw Error(ErrorCode::kCorrupt, "tenancy store " + dir_ + " has schema version " +
                                          std::to_string(version) + " and no migration exists");
   }
+  opened_version_ = version;
+}
+
+void Store::put_schema_version(rocksdb::WriteBatch* batch) {
+  Encoder e(0);  // meta values carry a zero format byte, then the version
+  e.u32(kSchemaVersion);
+  check_status(batch->Put(cf(Family::kMeta), std::string(kSchemaKey), e.take()), "schema");
 }
 
 void Store::close() noexcept {

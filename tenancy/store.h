@@ -29,6 +29,7 @@ enum class Family : int {
   kLedgerByTime,  // tenant id \0 be64(finish ns) request id -> LedgerRecord
   kResponses,        // tenant id \0 response id -> StoredResponse record (response_store.h)
   kResponsesByTime,  // tenant id \0 be64(created ns) response id -> "" (a tenant's, oldest first)
+  kUsageByHour,      // tenant id \0 be64(UTC hour start ns) -> UsageTotals of that hour's records
   kCount,
 };
 
@@ -36,9 +37,13 @@ const char* family_name(Family f) noexcept;
 
 class Store {
  public:
-  // Version 1: the layout above. Bump on any incompatible change (a new
-  // family is not one: an older build opens it as foreign and leaves it be).
-  static constexpr uint32_t kSchemaVersion = 1;
+  // Bump on any incompatible change. A new family is not one by itself (an
+  // older build opens it as foreign and leaves it be), but one that must
+  // stay in step with another is: version 2 added kUsageByHour, which every
+  // ledger write updates, so a version-1 build must not write beside it.
+  // Version 1 (no rollups) is opened and migrated by the Ledger.
+  static constexpr uint32_t kSchemaVersion = 2;
+  static constexpr uint32_t kOldestMigratable = 1;
   static constexpr std::string_view kSchemaKey = "schema_version";
 
   // Opens or creates the store in `dir`. Throws Error(kSchemaTooNew) if a
@@ -53,6 +58,11 @@ class Store {
   rocksdb::DB* db() const { return db_.get(); }
   rocksdb::ColumnFamilyHandle* cf(Family f) const { return handles_[static_cast<int>(f)]; }
   const std::string& dir() const { return dir_; }
+  // The schema version found on disk at open (kSchemaVersion for a new
+  // store). A migration writes its changes and put_schema_version() in one
+  // batch, so a crash leaves the store wholly old or wholly current.
+  uint32_t opened_version() const { return opened_version_; }
+  void put_schema_version(rocksdb::WriteBatch* batch);
 
   std::optional<std::string> get(Family f, std::string_view key) const;
   // Applies the batch atomically; sync=true returns only once it is on disk.
@@ -67,6 +77,7 @@ class Store {
   void close() noexcept;
 
   std::string dir_;
+  uint32_t opened_version_ = kSchemaVersion;
   std::unique_ptr<rocksdb::Env> env_;  // over the given file system; null: the default
   std::unique_ptr<rocksdb::DB> db_;
   std::array<rocksdb::ColumnFamilyHandle*, static_cast<int>(Family::kCount)> handles_{};

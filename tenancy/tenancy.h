@@ -30,6 +30,8 @@ class Tenancy {
   std::optional<Principal> authenticate(std::string_view key) const {
     return keys_.authenticate(key);
   }
+  // Quotas::arrive: before a request's body is parsed.
+  std::optional<Refusal> arrive(const Tenant& tenant) { return quotas_.arrive(tenant); }
   // Uses the tenant's current plan and limits.
   Admission admit(const Tenant& tenant, const Estimate& estimate);
   // Settles the ticket (always, so its slot is freed), prices `record` by the

@@ -138,14 +138,22 @@ void HttpApi::models(const server::HttpRequest& req, server::Reply& reply) const
   send_json(reply, 200, openai::model_list({&card, 1}), rate_headers(tenancy_, who.tenant));
 }
 
-// The totals are a scan of the tenant's ledger records over the period: on
-// the side pool, never the I/O thread (a long period is many records).
+// The totals are read from the ledger's hourly rollups (a scan of records
+// only in the partial hours at each end): on the side pool, never the I/O
+// thread. Totals span at most a year; buckets come a page at a time.
 void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const {
   const tenancy::Principal who = require_tenant(req, tenancy_);
   const UsagePeriod period = usage_period(req.target);
-  const bool queued = side_work_.try_post([&ledger = tenancy_.ledger(), reply, tenant = who.tenant.id, period]() mutable {
+  std::optional<BucketPage> page = bucket_page(req.target, period);
+  if (!page) check_totals_period(period);
+  const bool queued = side_work_.try_post([&ledger = tenancy_.ledger(), reply, tenant = who.tenant.id, period,
+                                           page = std::move(page)]() mutable {
     answer_or_error(reply, [&] {
-      send_json(reply, 200, usage_json(tenant, period, ledger.usage(tenant, period.start_ns(), period.end_ns())));
+      if (!page)
+        return send_json(reply, 200, usage_json(tenant, period, ledger.usage(tenant, period.start_ns(), period.end_ns())));
+      const std::vector<tenancy::UsageBucket> buckets = ledger.usage_buckets(
+          tenant, page->page_start * 1'000'000'000, period.end_ns(), page->width_s * 1'000'000'000, page->limit);
+      send_json(reply, 200, usage_page_json(tenant, period, *page, buckets));
     });
   });
   if (!queued) send_shed(reply, "side");
@@ -154,7 +162,7 @@ void HttpApi::usage(const server::HttpRequest& req, server::Reply& reply) const 
 // vLLM's /tokenize: the ids a chat (messages) or a completion (prompt)
 // body would send the engine, through the same parse as generation.
 void HttpApi::tokenize(const server::HttpRequest& req, server::Reply& reply) const {
-  require_tenant(req, tenancy_);
+  if (!arrive(require_tenant(req, tenancy_), reply, send_error)) return;
   const boost::json::object body = openai::parse_json_object(req.body);
   const bool chat = body.if_contains("messages") && !body.at("messages").is_null();
   Parsed p = parse(req, chat ? openai::Endpoint::kChatCompletions : openai::Endpoint::kCompletions);
@@ -214,6 +222,14 @@ void HttpApi::check_bounds(Parsed& p, openai::Endpoint endpoint) const {
   p.options.max_tokens = openai::completion_budget(p.options.max_tokens, n_prompt, model_.context_tokens, endpoint);
 }
 
+bool HttpApi::arrive(const tenancy::Principal& who, server::Reply& reply, ErrorSender send) const {
+  const std::optional<tenancy::Refusal> refused = tenancy_.arrive(who.tenant);
+  if (!refused) return true;
+  pipeline_.metrics().refused(who.tenant.id, refused->limit);
+  answer_not_started({NotStarted::Why::kQuota, refused->message, *refused}, who.tenant, "", reply, send);
+  return false;
+}
+
 void HttpApi::answer_not_started(const NotStarted& no, const tenancy::Tenant& tenant, const char* input_field,
                                  server::Reply& reply, ErrorSender send) const {
   switch (no.why) {
@@ -242,6 +258,7 @@ HttpApi::Prepared HttpApi::prepare(Parsed p, const tenancy::Principal& who, std:
   const std::string seed_bytes = tenancy::random_bytes(sizeof seed);
   std::memcpy(&seed, seed_bytes.data(), sizeof seed);
   sr.who = who;
+  sr.arrived = true;
   sr.request_id = "req_" + to_hex(tenancy::random_bytes(12));
   sr.model = model_.id;
   sr.sampling = openai::sampling_params(opt, seed);
@@ -290,6 +307,7 @@ void HttpApi::generate(const server::HttpRequest& req, server::Reply& reply, ope
     throw openai::permission_denied(
         "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = require_tenant(req, tenancy_);
+  if (!arrive(who, reply, send_error)) return;
   Parsed p = parse(req, endpoint);
   check_bounds(p, endpoint);
   const bool stream = p.options.stream, include_usage = p.options.include_usage;

@@ -84,6 +84,10 @@ class HttpApi {
 
  private:
   void dispatch(const server::HttpRequest& req, server::Reply& reply) const;
+  // Counts the request against the tenant's requests/minute before its body
+  // is parsed or tokenized (Quotas::arrive); false when that refused it,
+  // its 429 sent through `send`.
+  bool arrive(const tenancy::Principal& who, server::Reply& reply, ErrorSender send) const;
   // A generation request, parsed and its prompt encoded; then checked.
   struct Parsed {
     ServeRequest serve;
@@ -107,6 +111,7 @@ class HttpApi {
     std::optional<openai::OutputKind> constrained;  // its output is held to a grammar
   };
   // `call_id_prefix`: what its calls' ids begin with ("call_", "toolu_").
+  // Every route that prepares a request has called arrive() first.
   Prepared prepare(Parsed p, const tenancy::Principal& who, std::string_view call_id_prefix) const;
   // Starts it, answering through `sink`, or answers why not through `send`
   // (`input_field`: what a prompt too long is blamed on).

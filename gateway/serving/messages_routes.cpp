@@ -49,6 +49,7 @@ void HttpApi::messages(const server::HttpRequest& req, server::Reply& reply) con
     throw openai::permission_denied(
         "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = admit_headers(req, tenancy_);
+  if (!arrive(who, reply, send_anthropic_error)) return;
   Parsed p = parse(anthropic::parse_messages_request(req.body, anthropic::Purpose::kCreate), anthropic::Purpose::kCreate);
   check_bounds(p, openai::Endpoint::kChatCompletions);
   const bool stream = p.options.stream;
@@ -69,7 +70,7 @@ void HttpApi::messages(const server::HttpRequest& req, server::Reply& reply) con
 // The prompt's tokens through the same parse, template and encoder as a
 // message would be; nothing runs on the engine and nothing is billed.
 void HttpApi::count_tokens(const server::HttpRequest& req, server::Reply& reply) const {
-  admit_headers(req, tenancy_);
+  if (!arrive(admit_headers(req, tenancy_), reply, send_anthropic_error)) return;
   const Parsed p = parse(anthropic::parse_messages_request(req.body, anthropic::Purpose::kCountTokens),
                          anthropic::Purpose::kCountTokens);
   if (p.model != model_.id) throw openai::model_not_found(p.model);

@@ -1,5 +1,8 @@
 #include "gateway/serving/period_usage.h"
 
+#include <boost/json/array.hpp>
+
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -46,6 +49,39 @@ UsagePeriod usage_period(std::string_view target) {
   return p;
 }
 
+void check_totals_period(const UsagePeriod& p) {
+  if (p.end - p.start > kMaxTotalsDays * 86400)
+    throw openai::invalid_value("start_time", "the period may span at most " + std::to_string(kMaxTotalsDays) +
+                                                  " days; for a longer one, page through its buckets (bucket_width=1d)");
+}
+
+std::optional<BucketPage> bucket_page(std::string_view target, const UsagePeriod& p) {
+  const std::optional<std::string_view> width = query_value(target, "bucket_width");
+  if (!width) return std::nullopt;
+  BucketPage page;
+  size_t default_limit = 0, max_limit = 0;
+  if (*width == "1h") {
+    page.width_s = 3600, default_limit = 24, max_limit = 168;
+  } else if (*width == "1d") {
+    page.width_s = 86400, default_limit = 7, max_limit = 31;
+  } else {
+    throw openai::invalid_value("bucket_width", "expected 1h or 1d");
+  }
+  page.width = std::string(*width);
+  page.limit = default_limit;
+  if (const std::optional<std::string_view> v = query_value(target, "limit")) {
+    size_t n = 0;
+    const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size() || n < 1 || n > max_limit)
+      throw openai::invalid_value("limit", "expected 1 to " + std::to_string(max_limit) + " buckets of " + page.width);
+    page.limit = n;
+  }
+  page.page_start = query_seconds(target, "page").value_or(p.start);
+  if (page.page_start < p.start || page.page_start >= std::max(p.end, p.start + 1))
+    throw openai::invalid_value("page", "is not a page of this period (pass next_page as it came, with the same start_time and end_time)");
+  return page;
+}
+
 boost::json::object usage_totals_json(const tenancy::UsageTotals& u) {
   return {{"requests", u.requests},
           {"prompt_tokens", u.tokens.prompt_tokens},
@@ -63,6 +99,24 @@ boost::json::object usage_json(std::string_view tenant, const UsagePeriod& p, co
   boost::json::object o{{"object", "usage"}, {"tenant", tenant}, {"start_time", p.start}, {"end_time", p.end}};
   for (auto& kv : usage_totals_json(u)) o.insert(kv);
   return o;
+}
+
+boost::json::object usage_page_json(std::string_view tenant, const UsagePeriod& p, const BucketPage& page,
+                                    const std::vector<tenancy::UsageBucket>& buckets) {
+  boost::json::array data;
+  data.reserve(buckets.size());
+  for (const tenancy::UsageBucket& b : buckets) {
+    boost::json::object o{{"object", "bucket"}, {"start_time", b.start_ns / 1'000'000'000},
+                          {"end_time", b.end_ns / 1'000'000'000}};
+    for (auto& kv : usage_totals_json(b.totals)) o.insert(kv);
+    data.push_back(std::move(o));
+  }
+  const int64_t reached = buckets.empty() ? p.end : buckets.back().end_ns / 1'000'000'000;
+  const bool more = reached < p.end;
+  return {{"object", "page"},       {"tenant", tenant},
+          {"start_time", p.start},  {"end_time", p.end},
+          {"bucket_width", page.width}, {"data", std::move(data)},
+          {"has_more", more},       {"next_page", more ? boost::json::value(std::to_string(reached)) : nullptr}};
 }
 
 }  // namespace kvgate::serving

@@ -203,7 +203,7 @@ std::variant<RequestId, NotStarted> Pipeline::begin(ServeRequest req, std::share
     }
   }
   tenancy::Admission adm = tenancy_.admit(
-      req.who.tenant, {static_cast<uint64_t>(er.prompt.size()), static_cast<uint64_t>(lim.max_tokens)});
+      req.who.tenant, {static_cast<uint64_t>(er.prompt.size()), static_cast<uint64_t>(lim.max_tokens), req.arrived});
   if (!adm.admitted()) {
     metrics_.refused(req.who.tenant.id, adm.refusal().limit);
     return NotStarted{NotStarted::Why::kQuota, adm.refusal().message, adm.refusal()};

@@ -33,6 +33,7 @@ namespace kvgate::serving {
 
 struct ServeRequest {
   tenancy::Principal who;   // authenticated
+  bool arrived = false;     // Tenancy::arrive counted it against requests/minute already
   std::string request_id;   // unique: the ledger's idempotence key
   std::string model;
   Tokens prompt;

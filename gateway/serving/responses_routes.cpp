@@ -34,6 +34,7 @@ void HttpApi::create_response(const server::HttpRequest& req, server::Reply& rep
     throw openai::permission_denied(
         "This server is a replica that serves only its kvgate route front; send requests to the front.");
   const tenancy::Principal who = require_tenant(req, tenancy_);
+  if (!arrive(who, reply, send_error)) return;
   openai::ResponsesRequest r = openai::parse_responses_request(req.body);
   // This request's instructions, then the conversation it continues, then its own input.
   std::vector<openai::ChatMessage> conversation;

@@ -8,6 +8,12 @@
 // served and billed while the flood is in flight, and the admin routes (a
 // pool of their own) answer too.
 //
+// A usage scan flood: waves of 150 /v1/usage calls at once from one
+// tenant, over the longest periods it may ask (366 days of totals, pages of
+// days from the epoch, and past the bound a 400); each is answered, shed or
+// refused, and the quiet tenant is served meanwhile; afterwards its own
+// usage adds up to what it was told, token for token.
+//
 // A pin flood: one tenant pins distinct
 // prompts for an hour (`prompt_cache_retention: "24h"`) until the server's
 // cap on pinned blocks refuses it with a 429 that names the cap; the pool's
@@ -109,6 +115,63 @@ test('a scrape flood, answered or shed with 503, delays neither the bill nor the
   // VM. That a full queue sheds is asserted where it is deterministic
   // (AdminApiTest, MetricsApiTest and HttpApiTest against a full pool).
   t.diagnostic(`scrapes answered ${scrapes[200]}, shed ${scrapes[503]}`);
+});
+
+test('a usage scan flood over the longest periods is answered a page at a time, and another tenant is served', async (t) => {
+  const scannerKey = await newKey('scanner');
+  const quiet = await tenant('quiet-usage');
+  const now = Math.floor(Date.now() / 1000);
+  const targets = [
+    `/v1/usage?start_time=${now - 366 * 86400}&end_time=${now}`,
+    '/v1/usage?bucket_width=1d&limit=31&start_time=0',
+    `/v1/usage?bucket_width=1h&limit=168&start_time=${now - 7 * 86400}`,
+    '/v1/usage?start_time=0',
+  ];
+  const seen = { 200: 0, 400: 0, 503: 0 };
+  let inFlight = 0;
+  const scan = async (i) => {
+    const target = targets[i % targets.length];
+    ++inFlight;
+    const r = await server.request('GET', target, { headers: { authorization: `Bearer ${scannerKey}` } });
+    --inFlight;
+    ++seen[r.status];
+    if (target.endsWith('start_time=0') && !target.includes('bucket')) {
+      assert.equal(r.status, 400, 'refused before anything is queued: ' + r.body);
+      assert.equal(JSON.parse(r.body).error.param, 'start_time');
+      return;
+    }
+    assert.ok(r.status === 200 || r.status === 503, `${target}: ${r.status} ${r.body.slice(0, 200)}`);
+    if (r.status !== 200) return;
+    const u = JSON.parse(r.body);
+    if (u.object === 'page') {
+      assert.ok(u.data.length >= 1 && u.data.length <= 168, `${target}: ${u.data.length} buckets`);
+      if (target.includes('start_time=0')) assert.equal(u.has_more, true, 'the epoch is many pages ago');
+    }
+  };
+  let quietDone = false;
+  const flood = (async () => {
+    for (let wave = 0; wave < 4 || !quietDone; ++wave) {
+      await Promise.all(Array.from({ length: 150 }, (_, i) => scan(i)));
+    }
+  })();
+
+  let told = 0;
+  for (let i = 0; i < 4; ++i) {
+    const r = await quiet.completions.create({ model, prompt: story(700 + i), max_tokens: 8, temperature: 0, ignore_eos: true });
+    assert.ok(inFlight > 0, `request ${i} was answered while the flood was: ${JSON.stringify(seen)}`);
+    told += r.usage.prompt_tokens + r.usage.completion_tokens;
+  }
+  quietDone = true;
+  await flood;
+  assert.ok(seen[200] > 0 && seen[400] > 0, JSON.stringify(seen));
+  // Its own usage shares the side pool with the flood (during it, a 503 to
+  // retry); after it, the rollups add up to what it was told.
+  const own = await server.request('GET', '/v1/usage', { headers: { authorization: `Bearer ${quiet.apiKey}` } });
+  assert.equal(own.status, 200, own.body);
+  const u = JSON.parse(own.body);
+  assert.equal(u.requests, 4);
+  assert.equal(u.prompt_tokens + u.completion_tokens, told, 'its usage is what it was told');
+  t.diagnostic(`usage calls answered ${seen[200]}, refused ${seen[400]}, shed ${seen[503]}`);
 });
 
 test('a pin flood stops at the server cap with a 429 naming it, and another tenant is still served', async () => {

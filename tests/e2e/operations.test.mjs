@@ -134,7 +134,7 @@ test('first-start secrets, access log, a backup restored, the demo tenant, a los
     const backup = path.join(dir, 'backups', 'tenancy-1');
     const b = await ctl(server, first.adminToken, ['backup', backup]);
     assert.equal(b.code, 0, b.stderr);
-    assert.match(b.stdout, new RegExp(`^backed up the tenancy store to ${backup} on the server's machine \\(\\d+ files, \\d+ bytes, schema version 1\\)`));
+    assert.match(b.stdout, new RegExp(`^backed up the tenancy store to ${backup} on the server's machine \\(\\d+ files, \\d+ bytes, schema version 2\\)`));
     assert.equal((await ctl(server, first.adminToken, ['backup', backup])).code, 1, 'an existing directory is refused');
     assert.equal((await ctl(server, first.adminToken, ['backup', 'relative/dir'])).code, 2);
     assert.equal((await complete(server, first.apiKey, 'Once upon a time')).status, 200);

@@ -139,6 +139,9 @@ TEST_F(LedgerTest, RejectsBadTimestampsAndIds) {
   r.arrival_ns = r.finish_ns + 1;
   r.first_token_ns = 0;
   EXPECT_THROW(ledger_->record(r), Error);
+  r = rec("t-neg", 2 * kSec);
+  r.arrival_ns = -kSec;  // before the epoch: no clock gives that
+  EXPECT_THROW(ledger_->record(r), Error);
   r = rec("t-3", kT0);
   r.first_token_ns = 0;  // ended before the first token: fine
   EXPECT_EQ(ledger_->record(r), RecordOutcome::kRecorded);

@@ -75,6 +75,35 @@ TEST_F(QuotaTest, RequestsPerMinuteAllowsABurstThenRefills) {
   EXPECT_FALSE(quotas_.admit(t, plan_, {10, 10}).admitted());
 }
 
+// A request takes its one request as it arrives, before its body is read:
+// admitted later, it is not taken twice; refused later (or never admitted
+// at all: a 400 after the parse), it stays taken.
+TEST_F(QuotaTest, ArrivalTakesTheRequestOnceBeforeTheBodyIsRead) {
+  QuotaLimits q;
+  q.requests_per_minute = 3;
+  q.max_concurrent_requests = 1;
+  const Tenant t = tenant(q);
+  ASSERT_FALSE(quotas_.arrive(t));
+  const Admission a = quotas_.admit(t, plan_, {10, 10, /*arrived=*/true});
+  ASSERT_TRUE(a.admitted());
+  const std::optional<Refusal> busy = quotas_.arrive(t);
+  ASSERT_TRUE(busy) << "the one slot is taken: refused before any parse";
+  EXPECT_EQ(busy->limit, Limit::kConcurrentRequests);
+  quotas_.settle(a.ticket(), TokenUsage{});
+  EXPECT_FALSE(quotas_.arrive(t)) << "the second request: then its body fails a check, never admitted";
+  EXPECT_FALSE(quotas_.arrive(t)) << "the third";
+  const std::optional<Refusal> over = quotas_.arrive(t);
+  ASSERT_TRUE(over) << "3 arrivals took all 3 requests, admitted or not";
+  EXPECT_EQ(over->limit, Limit::kRequestsPerMinute);
+  EXPECT_EQ(over->retry_after_s, 20u);
+  clock_.advance_s(20);
+  ASSERT_FALSE(quotas_.arrive(t));
+  const Admission b = quotas_.admit(t, plan_, {10, 10, /*arrived=*/true});
+  EXPECT_TRUE(b.admitted()) << "an arrived request is not refused for the request it already took";
+  quotas_.withdraw(b.ticket());
+  EXPECT_FALSE(quotas_.arrive(t)) << "a withdrawn one (its engine was full) gives its request back";
+}
+
 TEST_F(QuotaTest, TokensPerMinuteExactLimit) {
   QuotaLimits q;
   q.tokens_per_minute = 1000;

@@ -316,7 +316,7 @@ TEST_F(AdminApiTest, ABackupIsTheStoreAsOfTheCallAndNeverOverwrites) {
   EXPECT_EQ(b.at("dir"), json::value(dir));
   EXPECT_GT(b.at("files").to_number<uint64_t>(), 0u);
   EXPECT_GT(b.at("bytes").to_number<uint64_t>(), 0u);
-  EXPECT_EQ(b.at("schema_version"), 1);
+  EXPECT_EQ(b.at("schema_version"), tenancy::Store::kSchemaVersion);
   {
     tenancy::Tenancy restored(dir);
     EXPECT_TRUE(restored.ledger().find(id).has_value());

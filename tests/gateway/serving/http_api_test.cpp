@@ -417,6 +417,23 @@ TEST_F(HttpApiTest, OverItsQuotaATenantGets429WithRetryAfterAndItsRateHeaders) {
   EXPECT_EQ(post("/v1/completions", body).status, 200) << "another tenant is not held back";
 }
 
+// A body that fails its checks after the parse (here an unknown model) was
+// parsed and tokenized for its tenant: it counts against requests/minute,
+// and past the limit the next is refused before its body is read at all.
+TEST_F(HttpApiTest, RequestsRefusedAfterTheParseStillCountAgainstTheRequestRate) {
+  const std::string tight = stack().new_key(tenant_id("tight"), {.requests_per_minute = 3});
+  const std::string wrong_model = json::serialize(json::object{{"model", "not-this-one"}, {"prompt", "Once"}});
+  EXPECT_EQ(post("/v1/completions", wrong_model, tight).status, 404);
+  EXPECT_EQ(post("/v1/chat/completions", "{not json", tight).status, 400);
+  EXPECT_EQ(post("/tokenize", completion({{"prompt", "Once"}}), tight).status, 200);
+  const ReplyEvent over = post("/v1/completions", completion({{"prompt", "Once"}, {"max_tokens", 1}}), tight);
+  EXPECT_TRUE(is_api_error(over, 429, "rate_limit_error", "rate_limit_exceeded")) << over.body;
+  EXPECT_EQ(header(over, "x-ratelimit-remaining-requests"), "0");
+  EXPECT_GE(std::stoi(header(over, "retry-after")), 1);
+  EXPECT_EQ(post("/v1/completions", completion({{"prompt", "Once"}, {"max_tokens", 1}})).status, 200)
+      << "another tenant is not held back";
+}
+
 TEST_F(HttpApiTest, UsageIsTheCallingTenantsOwn) {
   const std::string other = stack().new_key(tenant_id("other"));
   ASSERT_EQ(post("/v1/completions", completion({{"prompt", "Once"}, {"max_tokens", 2}, {"ignore_eos", true}})).status,
@@ -432,6 +449,58 @@ TEST_F(HttpApiTest, UsageIsTheCallingTenantsOwn) {
   EXPECT_EQ(u.at("completion_tokens"), 2);
   EXPECT_TRUE(is_api_error(answer(test_request("GET", "/v1/usage?start_time=soon", {}, key_)), 400,
                            "invalid_request_error", "invalid_value", "start_time"));
+}
+
+// Totals span at most a year (a longer period was one scan of every
+// record before the rollups); buckets come a bounded page at a time, and
+// paging through them adds up to the totals.
+TEST_F(HttpApiTest, UsageTotalsSpanAtMostAYearAndBucketsComeInPages) {
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(post("/v1/completions", completion({{"prompt", "Once"}, {"max_tokens", 1}})).status, 200);
+  const auto get = [&](const std::string& target) { return answer(test_request("GET", target, {}, key_)); };
+  EXPECT_TRUE(is_api_error(get("/v1/usage?start_time=0"), 400, "invalid_request_error", "invalid_value", "start_time"));
+
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string period = "start_time=" + std::to_string(now - 5 * 3600 - 17) + "&end_time=" + std::to_string(now + 60);
+  std::string target = "/v1/usage?bucket_width=1h&limit=2&" + period;
+  int64_t requests = 0, pages = 0, last_end = now - 5 * 3600 - 17;
+  for (;;) {
+    const ReplyEvent e = get(target);
+    ASSERT_EQ(e.status, 200) << e.body;
+    const json::object page = json::parse(e.body).as_object();
+    EXPECT_EQ(page.at("object"), "page");
+    EXPECT_EQ(page.at("bucket_width"), "1h");
+    const json::array& data = page.at("data").as_array();
+    EXPECT_LE(data.size(), 2u);
+    for (const json::value& b : data) {
+      EXPECT_EQ(b.at("start_time").to_number<int64_t>(), last_end) << "buckets meet";
+      last_end = b.at("end_time").to_number<int64_t>();
+      requests += b.at("requests").to_number<int64_t>();
+    }
+    ++pages;
+    if (!page.at("has_more").as_bool()) {
+      EXPECT_TRUE(page.at("next_page").is_null());
+      break;
+    }
+    ASSERT_LT(pages, 10);
+    target = "/v1/usage?bucket_width=1h&limit=2&" + period + "&page=" + std::string(page.at("next_page").as_string());
+  }
+  EXPECT_EQ(requests, 3);
+  EXPECT_EQ(last_end, now + 60);
+  const int64_t start = now - 5 * 3600 - 17, end = now + 60;
+  const int64_t hours = (end + 3599) / 3600 - start / 3600;  // 6 or 7, as the clock falls
+  EXPECT_EQ(pages, (hours + 1) / 2) << hours << " hours, 2 to a page";
+
+  const ReplyEvent days = get("/v1/usage?bucket_width=1d&start_time=0");
+  ASSERT_EQ(days.status, 200) << "a page of days may start anywhere: " << days.body;
+  EXPECT_EQ(json::parse(days.body).at("data").as_array().size(), 7u);
+  EXPECT_TRUE(json::parse(days.body).at("has_more").as_bool());
+  EXPECT_TRUE(is_api_error(get("/v1/usage?bucket_width=2h"), 400, "invalid_request_error", "invalid_value", "bucket_width"));
+  EXPECT_TRUE(is_api_error(get("/v1/usage?bucket_width=1h&limit=169"), 400, "invalid_request_error", "invalid_value", "limit"));
+  EXPECT_TRUE(is_api_error(get("/v1/usage?bucket_width=1d&limit=0"), 400, "invalid_request_error", "invalid_value", "limit"));
+  EXPECT_TRUE(is_api_error(get("/v1/usage?bucket_width=1d&start_time=100&end_time=200&page=50"), 400,
+                           "invalid_request_error", "invalid_value", "page"));
 }
 
 // The usage totals scan the ledger: on the bounded side pool, never the
