@@ -136,10 +136,14 @@ EngineOptions engine_options(const config::ServerConfig& c) {
 // The block events a route front reads, when [cluster] block_events names
 // where to publish them; nullptr otherwise.
 std::unique_ptr<replica::BlockEventPublisher> publish_block_events(const config::ServerConfig& c,
+                                                                   const std::optional<std::string>& internal_token,
                                                                    const cache::KvIdentity& identity) {
   if (c.cluster.block_events.empty()) return nullptr;
-  auto events = std::make_unique<replica::BlockEventPublisher>(
-      replica::BlockEventPublisherOptions{.endpoint = c.cluster.block_events, .identity = identity});
+  // The config check makes block events need the token: their keys come from it.
+  auto events = std::make_unique<replica::BlockEventPublisher>(replica::BlockEventPublisherOptions{
+      .endpoint = config::block_events_endpoint(c.cluster.block_events),
+      .keys = wire::event_curve_keys(internal_token.value()),
+      .identity = identity});
   say("block events on " + events->endpoint());
   return events;
 }
@@ -209,7 +213,7 @@ void serve(const config::ServerConfig& c) {
   // Below the device pool: opened before the engine starts, closed after it stops.
   const cache::KvIdentity kv_identity = tier_identity(*m.backend, so.model);
   // The block events outlive the tiers and the engine that tell them.
-  const std::unique_ptr<replica::BlockEventPublisher> events = publish_block_events(c, kv_identity);
+  const std::unique_ptr<replica::BlockEventPublisher> events = publish_block_events(c, internal_token, kv_identity);
   so.block_events = events.get();
   const serving::KvTiers tiers = open_tiers(c, m.sizes, kv_identity, events.get());
   so.tiers = tiers.lower();

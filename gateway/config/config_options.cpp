@@ -531,10 +531,14 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
       out.push_back({find_option("kv_tiers", "redis"), std::string("must be host:port: ") + e.what()});
     }
   }
-  if (const std::string& e = c.cluster.block_events;
+  if (const std::string& e = block_events_endpoint(c.cluster.block_events);
       !e.empty() && e.rfind("tcp://", 0) != 0 && e.rfind("ipc://", 0) != 0)
     out.push_back({find_option("cluster", "block_events"),
-                   "must be a ZeroMQ endpoint to bind, tcp://host:port or ipc://path: \"" + e + "\""});
+                   "must be a port (loopback) or a ZeroMQ endpoint to bind, tcp://host:port or ipc://path: \"" + e + "\""});
+  else if (!e.empty() && c.cluster.internal_token_file.empty())
+    out.push_back({find_option("cluster", "block_events"),
+                   "needs cluster.internal_token_file: the events are for a route front, encrypted and open only to "
+                   "a holder of that token"});
   if (!c.metrics.listen.empty()) {
     try {
       const ListenAddress m = parse_listen_address(c.metrics.listen);

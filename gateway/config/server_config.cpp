@@ -7,6 +7,11 @@
 
 namespace kvgate::config {
 
+std::string block_events_endpoint(const std::string& configured) {
+  const bool port = !configured.empty() && configured.find_first_not_of("0123456789") == std::string::npos;
+  return port ? "tcp://127.0.0.1:" + configured : configured;
+}
+
 std::string ModelSection::bundled_model_path() {
   const char* shared = std::getenv("KVGATE_SHARED");
   const std::string root = shared && *shared ? shared : "../shared";

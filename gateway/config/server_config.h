@@ -160,9 +160,14 @@ struct MetricsSection {
 };
 
 // [cluster]: this server as one replica of several behind `kvgate route`.
+// [cluster] block_events as ZeroMQ binds it: a bare port is loopback.
+std::string block_events_endpoint(const std::string& configured);
+
 struct ClusterSection {
-  // A ZeroMQ endpoint to bind ("tcp://host:port", "ipc://path") on which the
-  // block events of every KV tier are published for the route front
+  // A ZeroMQ endpoint to bind ("tcp://host:port", "ipc://path", or a bare
+  // port for loopback: block_events_endpoint()) on which the block events
+  // of every KV tier are published for the route front, encrypted and
+  // open only to a holder of the internal token below, which they need
   // (docs/architecture.md, "Several machines"); empty = none.
   std::string block_events;
   // A file holding the secret a route front presents to this replica

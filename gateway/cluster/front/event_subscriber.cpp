@@ -29,8 +29,9 @@ zmq::context_t& context() {
 
 }  // namespace
 
-EventSubscriber::EventSubscriber(route::ReplicaIndex& index, std::mutex& index_mu, cache::KvIdentity mine)
-    : index_(index), index_mu_(index_mu), mine_(mine) {}
+EventSubscriber::EventSubscriber(route::ReplicaIndex& index, std::mutex& index_mu, cache::KvIdentity mine,
+                                 wire::EventCurveKeys keys)
+    : index_(index), index_mu_(index_mu), mine_(mine), keys_(std::move(keys)) {}
 
 EventSubscriber::~EventSubscriber() {
   stop_ = true;
@@ -44,8 +45,14 @@ void EventSubscriber::watch(route::ReplicaId r, std::string endpoint) {
   w->socket = std::make_unique<zmq::socket_t>(context(), zmq::socket_type::sub);
   try {
     w->socket->set(zmq::sockopt::subscribe, "");
-    w->socket->set(zmq::sockopt::rcvhwm, 100000);
+    w->socket->set(zmq::sockopt::rcvhwm, wire::kSocketQueueMessages);
+    // ZeroMQ checks the frame as it arrives: the message inside CURVE's box
+    // (a command name, a nonce, a MAC and a flags byte: 33 bytes).
+    w->socket->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(wire::kMaxSocketMessageBytes + 64));
     w->socket->set(zmq::sockopt::linger, 0);
+    w->socket->set(zmq::sockopt::curve_serverkey, keys_.server_public);
+    w->socket->set(zmq::sockopt::curve_publickey, keys_.client_public);
+    w->socket->set(zmq::sockopt::curve_secretkey, keys_.client_secret);
     w->socket->connect(endpoint);  // ZeroMQ retries in the background until the replica is up
   } catch (const zmq::error_t& e) {
     throw route::RouteError("block events: cannot connect to " + endpoint + ": " + e.what());

@@ -16,7 +16,10 @@
 //   - digest: the replica's own count and sums per tier, compared with the
 //     same sums over what the front applied; a difference marks the view as
 //     disagreeing (view_agrees = false) until a digest matches again.
-// A message that does not decode is dropped and counted.
+// A message that does not decode is dropped and counted; one longer than
+// wire::kMaxSocketMessageBytes is refused by ZeroMQ before it is read.
+// The socket is the CURVE client of the replica's (block_event_publisher.h):
+// it pins the replica's key and proves the front's, both from the token.
 //
 // Resync: a feed wants_resync after a gap, a digest that disagreed, or
 // when the first message heard of an instance is past seq 1 (the front
@@ -47,6 +50,7 @@
 #include <vector>
 
 #include "cache/tiers/kv_identity.h"
+#include "gateway/cluster/wire/event_keys.h"
 #include "gateway/cluster/wire/event_wire.h"
 #include "gateway/cluster/route/replica_index.h"
 #include "gateway/cluster/route/route_policy.h"
@@ -75,7 +79,9 @@ class EventSubscriber {
  public:
   // `index` and `index_mu` are the front's; every change to the index is
   // made holding `index_mu`.
-  EventSubscriber(route::ReplicaIndex& index, std::mutex& index_mu, cache::KvIdentity mine);
+  // `keys`: the block events' CURVE keys, from the internal token the
+  // front shares with its replicas (event_keys.h).
+  EventSubscriber(route::ReplicaIndex& index, std::mutex& index_mu, cache::KvIdentity mine, wire::EventCurveKeys keys);
   ~EventSubscriber();  // stops the thread
   EventSubscriber(const EventSubscriber&) = delete;
   EventSubscriber& operator=(const EventSubscriber&) = delete;
@@ -133,6 +139,7 @@ class EventSubscriber {
   route::ReplicaIndex& index_;
   std::mutex& index_mu_;
   const cache::KvIdentity mine_;
+  const wire::EventCurveKeys keys_;
 
   std::vector<std::unique_ptr<Watched>> watched_;  // grows under mu_; each Watched stays put
   mutable std::mutex mu_;                          // guards every Watched's feed

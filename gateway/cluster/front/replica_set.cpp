@@ -62,7 +62,7 @@ ReplicaSet::ReplicaSet(ReplicaSetOptions opt)
       health_timer_(io_),
       index_(static_cast<int32_t>(std::max<size_t>(1, opt_.urls.size()))),
       policy_(route::make_route_policy(opt_.route_policy)),
-      events_(index_, index_mu_, opt_.mine) {
+      events_(index_, index_mu_, opt_.mine, wire::event_curve_keys(opt_.token)) {
   if (opt_.urls.empty()) throw Error("kvgate route needs at least one replica (--replica https://HOST:PORT)");
   if (opt_.urls.size() > static_cast<size_t>(route::ReplicaIndex::kMaxReplicas))
     throw Error("kvgate route takes at most " + std::to_string(route::ReplicaIndex::kMaxReplicas) + " replicas");

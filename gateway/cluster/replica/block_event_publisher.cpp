@@ -1,6 +1,8 @@
 #include "gateway/cluster/replica/block_event_publisher.h"
 
+#include <array>
 #include <random>
+#include <vector>
 #include <zmq.hpp>
 
 #include "base/error.h"
@@ -9,6 +11,7 @@ namespace kvgate::replica {
 
 struct BlockEventPublisher::Socket {
   zmq::context_t context{1};
+  zmq::socket_t zap{context, zmq::socket_type::rep};  // bound before pub, so no handshake goes unchecked
   zmq::socket_t pub{context, zmq::socket_type::pub};
 };
 
@@ -24,16 +27,25 @@ uint64_t random_instance() {
 
 BlockEventPublisher::BlockEventPublisher(BlockEventPublisherOptions options)
     : opt_(std::move(options)), instance_(random_instance()), socket_(std::make_unique<Socket>()) {
+  if (opt_.max_batch_events == 0 || opt_.max_batch_events > wire::kMaxSocketEvents)
+    throw Error("block events: a batch holds 1 to " + std::to_string(wire::kMaxSocketEvents) + " events");
   try {
+    socket_->zap.set(zmq::sockopt::linger, 0);
+    socket_->zap.set(zmq::sockopt::rcvtimeo, 100);  // so the handler sees zap_stop_
+    socket_->zap.bind("inproc://zeromq.zap.01");
     // Bounded in memory: a front that stops reading costs messages, never the replica's memory.
-    socket_->pub.set(zmq::sockopt::sndhwm, 10000);
+    socket_->pub.set(zmq::sockopt::sndhwm, wire::kSocketQueueMessages);
     socket_->pub.set(zmq::sockopt::linger, 200);
+    socket_->pub.set(zmq::sockopt::curve_server, true);
+    socket_->pub.set(zmq::sockopt::curve_secretkey, opt_.keys.server_secret);
+    socket_->pub.set(zmq::sockopt::zap_domain, "kvgate-block-events");
     socket_->pub.bind(opt_.endpoint);
     bound_ = socket_->pub.get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
     throw Error("block events: cannot bind " + opt_.endpoint + ": " + e.what());
   }
   open_.reserve(1024);
+  zap_thread_ = std::thread([this] { authenticate(); });
   thread_ = std::thread([this] { run(); });
 }
 
@@ -44,6 +56,38 @@ BlockEventPublisher::~BlockEventPublisher() {
   }
   cv_.notify_all();
   thread_.join();
+  zap_stop_ = true;
+  zap_thread_.join();
+}
+
+// A ZAP request: version, request id, domain, address, identity,
+// mechanism, then the mechanism's credentials (CURVE: the client's 32-byte
+// public key). The reply: version, request id, status code and text, user
+// id, metadata. Only the front's key, derived from the internal token, is
+// admitted.
+void BlockEventPublisher::authenticate() {
+  const std::string front = wire::z85_key_bytes(opt_.keys.client_public);
+  while (!zap_stop_) {
+    std::vector<zmq::message_t> req;
+    zmq::message_t part;
+    try {
+      if (!socket_->zap.recv(part)) continue;  // the receive timeout: look at zap_stop_
+      req.push_back(std::move(part));
+      while (req.back().more()) {
+        zmq::message_t next;
+        (void)socket_->zap.recv(next);
+        req.push_back(std::move(next));
+      }
+    } catch (const zmq::error_t&) {
+      return;  // the context is closing
+    }
+    const bool ok = req.size() >= 7 && req[5].to_string_view() == "CURVE" && req[6].to_string_view() == front;
+    if (!ok) refused_subscribers_.fetch_add(1, std::memory_order_relaxed);
+    const std::array<std::string, 6> reply{"1.0", req.size() > 1 ? req[1].to_string() : "", ok ? "200" : "400",
+                                           ok ? "OK" : "not the front's key", "", ""};
+    for (size_t i = 0; i < reply.size(); ++i)
+      (void)socket_->zap.send(zmq::buffer(reply[i]), i + 1 < reply.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
 }
 
 void BlockEventPublisher::on_block_event(const cache::BlockEvent& e) {
@@ -94,7 +138,9 @@ wire::EventMessage BlockEventPublisher::snapshot() {
 
 BlockEventPublisherStats BlockEventPublisher::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  BlockEventPublisherStats s = stats_;
+  s.refused_subscribers = refused_subscribers_.load(std::memory_order_relaxed);
+  return s;
 }
 
 void BlockEventPublisher::send(wire::EventMessage& m) {

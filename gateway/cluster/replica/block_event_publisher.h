@@ -10,6 +10,13 @@
 // sent or not. An event that finds the queue full is not sent (counted),
 // and the next digest then tells the front that its view is wrong.
 //
+// The socket is a CURVE server with keys derived from the internal token
+// (event_keys.h): events are encrypted on the wire, and a ZAP handler on
+// the publisher's own ZeroMQ context admits only a subscriber that proves
+// the front's key, so only a holder of the token reads them. The send
+// queue is bounded in bytes (wire::kSocketQueueBytes); a subscriber that
+// does not read loses messages, never the replica's memory.
+//
 // The front subscribes to the endpoint; messages sent while no one is
 // subscribed are lost, which the sequence numbers and digests reveal. A
 // front that finds its view wrong (a gap, a digest that disagrees, a first
@@ -29,6 +36,7 @@
 
 #include <chrono>
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -40,17 +48,19 @@
 
 #include "cache/block_event.h"
 #include "cache/tiers/kv_identity.h"
+#include "gateway/cluster/wire/event_keys.h"
 #include "gateway/cluster/wire/event_wire.h"
 
 namespace kvgate::replica {
 
 struct BlockEventPublisherOptions {
   std::string endpoint;                       // to bind, e.g. tcp://127.0.0.1:5557 (port 0: any free one)
+  wire::EventCurveKeys keys;                  // from the internal token (event_keys.h)
   cache::KvIdentity identity;                 // the engine's cache identity, stated in every message
   std::chrono::milliseconds batch_interval{10};
   std::chrono::milliseconds digest_interval{1000};
   size_t queue_events = size_t{1} << 20;      // queued and not yet sent; past it, events are dropped (counted)
-  size_t max_batch_events = 8192;             // per message
+  size_t max_batch_events = wire::kMaxSocketEvents;  // per message, at most that
 };
 
 struct BlockEventPublisherStats {
@@ -59,13 +69,14 @@ struct BlockEventPublisherStats {
   int64_t dropped = 0;   // the queue was full
   int64_t messages = 0;  // events and digest messages sent
   int64_t snapshots = 0; // snapshot() calls
+  int64_t refused_subscribers = 0;  // ZAP: a CURVE client key that is not the front's
   wire::ReplicaDigest digest{};  // what the replica holds, by every event told
 };
 
 class BlockEventPublisher final : public cache::BlockEventListener {
  public:
-  // Binds the socket and starts the thread. Throws kvgate::Error naming the
-  // endpoint when it cannot be bound.
+  // Binds the socket and starts the threads. Throws kvgate::Error naming the
+  // endpoint when it cannot be bound, or a batch past kMaxSocketEvents.
   explicit BlockEventPublisher(BlockEventPublisherOptions options);
   ~BlockEventPublisher() override;  // sends what is queued, then closes
   BlockEventPublisher(const BlockEventPublisher&) = delete;
@@ -89,6 +100,8 @@ class BlockEventPublisher final : public cache::BlockEventListener {
 
  private:
   void run();
+  // Answers ZeroMQ's authentication requests for the socket (RFC 27, ZAP).
+  void authenticate();
   void send(wire::EventMessage& m);
   // The open batch, when not empty, becomes the next message (mu_ held).
   void close_batch();
@@ -116,7 +129,10 @@ class BlockEventPublisher final : public cache::BlockEventListener {
   std::array<HeldTier, wire::kWireTiers> held_;  // guarded by mu_: every block held, by every event told
   BlockEventPublisherStats stats_;          // guarded by mu_
   uint64_t seq_ = 0;                        // guarded by mu_: the last seq assigned
-  std::thread thread_;
+  std::atomic<bool> zap_stop_{false};
+  std::atomic<int64_t> refused_subscribers_{0};
+  std::thread zap_thread_;  // owns socket_->zap
+  std::thread thread_;      // owns socket_->pub
 };
 
 }  // namespace kvgate::replica

@@ -93,6 +93,15 @@ struct EventMessage {
 
 inline constexpr size_t kWireHeaderBytes = 4 + 1 + 1 + 8 + 8 + (8 + 8 + 4 + 4 + 4 + 1 + 4 + 4);
 inline constexpr size_t kWireEventBytes = 1 + 1 + 16 + 16 + 8 + 4;
+// A message on the socket holds at most this many events (a publisher's
+// batch is capped here), so it is at most kMaxSocketMessageBytes: a
+// subscriber refuses a longer one unread (ZMQ_MAXMSGSIZE), and both ends
+// bound their queues in bytes by it. A snapshot (over HTTP) may hold more.
+inline constexpr size_t kMaxSocketEvents = 8192;
+inline constexpr size_t kMaxSocketMessageBytes = kWireHeaderBytes + 4 + kMaxSocketEvents * kWireEventBytes;
+// What each end may queue for one peer: about 64 MiB of the longest messages.
+inline constexpr size_t kSocketQueueBytes = size_t{64} << 20;
+inline constexpr int kSocketQueueMessages = static_cast<int>(kSocketQueueBytes / kMaxSocketMessageBytes);
 
 std::vector<std::byte> encode(const EventMessage& m);
 // Throws WireError naming what is wrong (truncated, bad magic, version,

@@ -265,6 +265,18 @@ TEST(ConfigErrors, CertWithoutKeyAndKeyWithoutCert) {
   EXPECT_HAS(error_of("[tls]\nkey_file = \"k.pem\"\n"), "kvgate.toml:2:12: tls.key_file is set but tls.cert_file is not");
 }
 
+// Block events are encrypted with keys from the internal token, so they
+// need one; a bare port is loopback.
+TEST(ConfigErrors, BlockEventsNeedTheInternalTokenAndABarePortIsLoopback) {
+  EXPECT_HAS(error_of("[cluster]\nblock_events = \"tcp://127.0.0.1:5557\"\n"),
+             "cluster.block_events needs cluster.internal_token_file");
+  EXPECT_HAS(error_of("[cluster]\nblock_events = \"udp://x\"\ninternal_token_file = \"t\"\n"),
+             "cluster.block_events must be a port (loopback) or a ZeroMQ endpoint");
+  const ServerConfig c = parse_config("[cluster]\nblock_events = \"5557\"\ninternal_token_file = \"t\"\n", "x");
+  EXPECT_EQ(block_events_endpoint(c.cluster.block_events), "tcp://127.0.0.1:5557");
+  EXPECT_EQ(block_events_endpoint("ipc:///run/k"), "ipc:///run/k");
+}
+
 TEST(ConfigErrors, TheMetricsListenerIsAnAddressOfItsOwn) {
   EXPECT_HAS(error_of("[metrics]\nlisten = \"localhost\"\n"), "kvgate.toml:2:10: metrics.listen must be host:port");
   EXPECT_HAS(error_of("[server]\nlisten = \"127.0.0.1:9000\"\n[metrics]\nlisten = \"127.0.0.1:9000\"\n"),

@@ -52,8 +52,15 @@ bool eventually(F done) {
   return done();
 }
 
+// The block events' keys, as a front and its replicas derive them from
+// the internal token they share.
+const wire::EventCurveKeys& token_keys() {
+  static const wire::EventCurveKeys k = wire::event_curve_keys("the internal token of these tests, 40 chars");
+  return k;
+}
+
 struct Front {
-  explicit Front(cache::KvIdentity mine) : sub(index, mu, mine) {}
+  explicit Front(cache::KvIdentity mine, const wire::EventCurveKeys& keys = token_keys()) : sub(index, mu, mine, keys) {}
   route::ReplicaIndex index{8};
   std::mutex mu;
   front::EventSubscriber sub;
@@ -69,6 +76,7 @@ struct Front {
 replica::BlockEventPublisherOptions publisher_options(cache::KvIdentity id) {
   replica::BlockEventPublisherOptions o;
   o.endpoint = "tcp://127.0.0.1:*";
+  o.keys = token_keys();
   o.identity = id;
   o.batch_interval = 5ms;
   o.digest_interval = 50ms;
@@ -123,6 +131,84 @@ TEST(BlockEvents, StoredAndRemovedReachTheIndexAndTheDigestAgrees) {
   EXPECT_TRUE(feed.view_agrees);
   EXPECT_EQ(feed.digest_mismatches, 0);
   EXPECT_EQ(feed.bad_messages, 0);
+}
+
+// Only a holder of the internal token reads a replica's events: a
+// subscriber that knows the replica's public key (not a secret) but not the
+// token is refused by the replica's ZAP handler (counted), and a plain SUB
+// socket without CURVE never completes its handshake; the front with the
+// token hears every message.
+TEST(BlockEvents, OnlyAFrontWithTheInternalTokenHearsTheEvents) {
+  replica::BlockEventPublisher pub(publisher_options(some_identity()));
+  wire::EventCurveKeys stranger = wire::event_curve_keys("another token altogether, 40 characters!");
+  stranger.server_public = token_keys().server_public;
+  Front wrong(some_identity(), stranger);
+  const route::ReplicaId rw = wrong.index.add_replica();
+  wrong.sub.watch(rw, pub.endpoint());
+  wrong.sub.start();
+  zmq::context_t ctx;
+  zmq::socket_t plain(ctx, zmq::socket_type::sub);
+  plain.set(zmq::sockopt::subscribe, "");
+  plain.set(zmq::sockopt::linger, 0);
+  plain.connect(pub.endpoint());
+  Front right(some_identity());
+  const route::ReplicaId r = right.index.add_replica();
+  right.sub.watch(r, pub.endpoint());
+  right.sub.start();
+  ASSERT_TRUE(eventually([&] { return right.sub.feed(r).heard; })) << "the front with the token hears the digests";
+  pub.on_block_event(stored(7));
+  const cache::BlockHash h{7, 7 * 31};
+  EXPECT_TRUE(eventually([&] { return right.held(r, {&h, 1}).device == 1; }));
+  EXPECT_TRUE(eventually([&] { return pub.stats().refused_subscribers >= 1; })) << "the wrong key was refused";
+  EXPECT_FALSE(wrong.sub.feed(rw).heard);
+  EXPECT_EQ(wrong.sub.feed(rw).messages, 0);
+  zmq::message_t m;
+  EXPECT_FALSE(plain.recv(m, zmq::recv_flags::dontwait)) << "no CURVE, no handshake, no message";
+}
+
+// A message longer than any a replica sends is refused by ZeroMQ before
+// the front reads it, and the peer that sent it is cut off: one with the
+// keys cannot make the front allocate without bound. A message of the
+// largest allowed size still arrives, so the bound is not too tight.
+TEST(BlockEvents, AMessagePastTheSocketBoundIsNeverRead) {
+  zmq::context_t ctx;
+  zmq::socket_t hostile(ctx, zmq::socket_type::pub);
+  hostile.set(zmq::sockopt::linger, 0);
+  hostile.set(zmq::sockopt::curve_server, true);
+  hostile.set(zmq::sockopt::curve_secretkey, token_keys().server_secret);
+  hostile.bind("tcp://127.0.0.1:*");
+  Front f(some_identity());
+  const route::ReplicaId r = f.index.add_replica();
+  f.sub.watch(r, hostile.get(zmq::sockopt::last_endpoint));
+  f.sub.start();
+  wire::EventMessage m;
+  m.type = wire::EventMessage::Type::kEvents;
+  m.identity = some_identity();
+  m.instance = 9;
+  for (uint64_t i = 0; i < wire::kMaxSocketEvents; ++i)
+    m.events.push_back({cache::BlockEventKind::kStored, policies::Tier::kHost, {i + 1, i}, {}, 1, 0});
+  uint64_t seq = 0;
+  const auto send = [&] {
+    m.seq = ++seq;
+    const std::vector<std::byte> bytes = wire::encode(m);
+    (void)hostile.send(zmq::const_buffer(bytes.data(), bytes.size()), zmq::send_flags::dontwait);
+    return bytes.size();
+  };
+  size_t largest = 0;
+  ASSERT_TRUE(eventually([&] {
+    largest = send();
+    return f.sub.feed(r).heard;
+  })) << "a message of the largest allowed size arrives";
+  EXPECT_EQ(largest, wire::kMaxSocketMessageBytes);
+  std::this_thread::sleep_for(50ms);  // the last of those, read
+  const int64_t before = f.sub.feed(r).messages;
+  m.events.push_back({cache::BlockEventKind::kStored, policies::Tier::kHost, {1u << 30, 0}, {}, 1, 0});
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_GT(send(), wire::kMaxSocketMessageBytes);
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(f.sub.feed(r).messages, before) << "no longer message was read";
+  EXPECT_EQ(f.sub.feed(r).bad_messages, 0);
 }
 
 TEST(BlockEvents, AReplicaOfAnotherBlockSizeIsNotScoredAndTheFeedSaysWhy) {
@@ -237,6 +323,9 @@ wire::WireEvent wire(const cache::BlockEvent& e) { return {e.kind, e.tier, e.has
 struct Tap {
   explicit Tap(const std::string& endpoint) {
     sub.set(zmq::sockopt::subscribe, "");
+    sub.set(zmq::sockopt::curve_serverkey, token_keys().server_public);
+    sub.set(zmq::sockopt::curve_publickey, token_keys().client_public);
+    sub.set(zmq::sockopt::curve_secretkey, token_keys().client_secret);
     sub.set(zmq::sockopt::rcvtimeo, 2000);
     sub.connect(endpoint);
   }

@@ -249,6 +249,7 @@ TEST_F(InternalApiTest, BlocksAnswersThePublishersSnapshotToTheFrontOnly) {
   }
   BlockEventPublisherOptions o;
   o.endpoint = "tcp://127.0.0.1:*";
+  o.keys = wire::event_curve_keys(std::string(40, 'k'));
   o.identity = identity_;
   BlockEventPublisher pub(o);
   const cache::BlockEvent disk{cache::BlockEventKind::kStored, -1, {1, 2}, {}, 42, 0, policies::Tier::kDisk};
