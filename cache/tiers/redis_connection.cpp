@@ -5,6 +5,8 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace kvgate::cache::detail {
 namespace {
@@ -27,11 +29,39 @@ redisContext* RedisConnection::get() {
   }
   redisSetTimeout(c, to_timeval(timeout_));
   redisEnableKeepAlive(c);
+  if (!authenticate(c)) {
+    redisFree(c);
+    back_off();
+    return nullptr;
+  }
   ctx_ = c;
   backoff_ = min_;
   state_ = State::kUp;
   ++connects_;
   return ctx_;
+}
+
+// AUTH with the password, or without one a PING: either way a Redis that
+// will not serve this connection (a password it wants, a wrong one) is a
+// failed connect, with its reply as the reason, never a connection that
+// answers every command with an error.
+bool RedisConnection::authenticate(redisContext* c) {
+  std::vector<const char*> argv{"PING"};
+  std::vector<size_t> len{4};
+  if (!password_.empty()) {
+    argv = {"AUTH"};
+    len = {4};
+    if (!user_.empty()) argv.push_back(user_.data()), len.push_back(user_.size());
+    argv.push_back(password_.data()), len.push_back(password_.size());
+  }
+  auto* reply = static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), len.data()));
+  const bool ok = reply && reply->type == REDIS_REPLY_STATUS;
+  // The reply's text, never the password: WRONGPASS, NOAUTH.
+  const std::string what = password_.empty() ? "PING" : "AUTH";
+  error_ = ok ? "" : reply && reply->type == REDIS_REPLY_ERROR ? what + " refused: " + reply->str
+                                                               : what + " failed: " + (c->err ? c->errstr : "no reply");
+  if (reply) freeReplyObject(reply);
+  return ok;
 }
 
 void RedisConnection::failed() {

@@ -21,10 +21,12 @@ class RedisConnection {
   using Clock = std::chrono::steady_clock;
   enum class State : uint8_t { kNever, kUp, kDown };
 
-  RedisConnection(std::string host, int port, std::chrono::milliseconds timeout, std::chrono::milliseconds min,
-                  std::chrono::milliseconds max)
-      : host_(std::move(host)), port_(port), timeout_(timeout), min_(min), max_(max), backoff_(min),
-        rng_(std::random_device{}()) {}
+  // `password` set: each connection sends AUTH (with `user`, when set)
+  // before it is used, otherwise a PING; a refusal is a failed connect.
+  RedisConnection(std::string host, int port, std::string user, std::string password, std::chrono::milliseconds timeout,
+                  std::chrono::milliseconds min, std::chrono::milliseconds max)
+      : host_(std::move(host)), port_(port), user_(std::move(user)), password_(std::move(password)), timeout_(timeout),
+        min_(min), max_(max), backoff_(min), rng_(std::random_device{}()) {}
   ~RedisConnection() { close(); }
 
   // The context, connected now if need be; null while the backoff runs or
@@ -41,8 +43,11 @@ class RedisConnection {
  private:
   void back_off();
 
+  bool authenticate(redisContext* c);
+
   const std::string host_;
   const int port_;
+  const std::string user_, password_;
   const std::chrono::milliseconds timeout_, min_, max_;
   std::chrono::milliseconds backoff_;
   std::minstd_rand rng_;

@@ -10,6 +10,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <stdexcept>
@@ -26,19 +27,44 @@ void append_hex(std::string& out, const Hash128& h) {
   out.append(buf, 32);
 }
 
+// Version 2: sealed values under keyed names (version 1 was plain records
+// under the scope and hash in hex; its keys are never read).
 std::string key_prefix(const KvIdentity& id) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "kvgate:kv:1:%016" PRIx64 ":", identity_digest(id));
+  std::snprintf(buf, sizeof buf, "kvgate:kv:2:%016" PRIx64 ":", identity_digest(id));
   return buf;
+}
+
+template <size_t N>
+void put(std::array<std::byte, N>& out, size_t at, uint64_t v) {
+  for (size_t i = 0; i < 8; ++i) out[at + i] = std::byte(static_cast<uint8_t>(v >> (8 * i)));
 }
 
 }  // namespace
 
-std::string redis_record_key(const KvIdentity& id, const TierKey& key) {
-  std::string out = key_prefix(id);
-  append_hex(out, key.scope);
+// Scope tag: 's', the identity digest, the scope. Block tag: 'b', the
+// same, the chain hash. The identity is in both, so no tag means anything
+// under another model.
+TierKey RedisTier::tags_of(const TierKey& key) const {
+  std::array<std::byte, 1 + 8 + 16 + 16> in{};
+  in[0] = std::byte{'s'};
+  put(in, 1, identity_digest(identity_));
+  put(in, 9, key.scope.lo);
+  put(in, 17, key.scope.hi);
+  const Hash128 scope = seal_->tag(std::span(in).first(25));
+  in[0] = std::byte{'b'};
+  put(in, 25, key.hash.lo);
+  put(in, 33, key.hash.hi);
+  return {scope, seal_->tag(in)};
+}
+
+std::string RedisTier::record_name(const TierKey& key) const { return name_of_tags(tags_of(key)); }
+
+std::string RedisTier::name_of_tags(const TierKey& tags) const {
+  std::string out = key_prefix_;
+  append_hex(out, tags.scope);
   out += ':';
-  append_hex(out, key.hash);
+  append_hex(out, tags.hash);
   return out;
 }
 
@@ -46,20 +72,22 @@ std::string redis_written_channel(const KvIdentity& id) { return key_prefix(id) 
 
 RedisTier::RedisTier(RedisTierOptions o)
     : identity_(o.identity),
+      seal_(o.seal),
       address_(o.host + ":" + std::to_string(o.port)),
       key_prefix_(key_prefix(o.identity)),
       channel_(redis_written_channel(o.identity)),
       ttl_(o.ttl),
       write_queue_bytes_(o.write_queue_bytes),
       known_capacity_(o.known_keys),
-      reader_(std::make_unique<detail::RedisConnection>(o.host, o.port, o.timeout, o.reconnect_min, o.reconnect_max)),
+      reader_(std::make_unique<detail::RedisConnection>(o.host, o.port, o.user, o.password, o.timeout, o.reconnect_min, o.reconnect_max)),
       writer_conn_(
-          std::make_unique<detail::RedisConnection>(o.host, o.port, o.timeout, o.reconnect_min, o.reconnect_max)),
+          std::make_unique<detail::RedisConnection>(o.host, o.port, o.user, o.password, o.timeout, o.reconnect_min, o.reconnect_max)),
       subscriber_conn_(
-          std::make_unique<detail::RedisConnection>(o.host, o.port, o.timeout, o.reconnect_min, o.reconnect_max)),
-      scan_conn_(std::make_unique<detail::RedisConnection>(o.host, o.port, o.timeout, o.reconnect_min, o.reconnect_max)),
+          std::make_unique<detail::RedisConnection>(o.host, o.port, o.user, o.password, o.timeout, o.reconnect_min, o.reconnect_max)),
+      scan_conn_(std::make_unique<detail::RedisConnection>(o.host, o.port, o.user, o.password, o.timeout, o.reconnect_min, o.reconnect_max)),
       known_(o.known_keys) {
   if (!identity_.valid()) throw std::invalid_argument("kv redis tier: invalid KV identity");
+  if (!seal_) throw std::invalid_argument("kv redis tier: no cluster key (kv_tiers.redis_key_file)");
   if (o.host.empty()) throw std::invalid_argument("kv redis tier: no host");
   if (o.port < 1 || o.port > 65535)
     throw std::invalid_argument("kv redis tier: port " + std::to_string(o.port) + " is outside 1..65535");

@@ -3,22 +3,29 @@
 // so that a prefix computed on one replica is restored on another.
 //
 // What is stored: each block is one sealed record (block_record.h), the same
-// bytes the disk tier keeps, as the value of the string key
+// bytes the disk tier keeps, encrypted and authenticated under the cluster
+// key (redis_seal.h), as the value of the string key
 //
-//   kvgate:kv:1:<identity>:<scope>:<hash>
+//   kvgate:kv:2:<identity>:<scope tag>:<block tag>
 //
 // in lowercase hex: <identity> the 16 digits of identity_digest() (model
-// fingerprint, KV layout, element type, block size, hash scheme), <scope>
-// and <hash> the 32 digits (hi, then lo) of the tenant's cache scope and of
-// the block's chain hash. Two models or two tenants therefore never share a
-// key, and a reader still verifies every record (the mover's check_record):
-// one that fails is deleted and counted, a miss.
+// fingerprint, KV layout, element type, block size, hash scheme), <scope
+// tag> and <block tag> 32 digits each of keyed tags (RedisSeal::tag) of the
+// identity and the tenant's cache scope, and of those and the block's chain
+// hash: Redis sees no scope and no hash. Two models or two tenants never
+// share a key. A value that does not open (planted, altered, moved, or under
+// a key this replica does not hold) is a miss, counted (`unsealed`) and
+// deleted; one that opens is still verified by the reader (the mover's
+// check_record): one that fails is deleted and counted, a miss.
 //
 // Capacity is Redis's: run it with maxmemory and maxmemory-policy
 // allkeys-lru (or allkeys-lfu), and it evicts the least recently read or
 // written records. With `ttl` set each record also expires that long after
 // its last write. Under noeviction a full Redis refuses writes: counted as
 // write errors, never a failed request.
+//
+// Each connection sends AUTH (a user and password from the config) when
+// Redis asks for one.
 //
 // What Redis holds, without asking: the mover calls contains() for every
 // block it walks and before every write, so contains() never goes to the
@@ -42,10 +49,9 @@
 // in FIFO order, pipelined (SET, PUBLISH per record, then the replies); a
 // batch that fails is dropped and counted.
 //
-// Trust: the values carry what the disk tier's do, scopes included, and a
-// client of Redis can write any record it can compute the checksums of
-// (check_record catches damage, not forgery). Redis must therefore be
-// private to the replicas (a private network, ACLs), like their disks.
+// Trust: a client of Redis without the key file reads no record, learns
+// no scope or chain hash, and cannot plant a record a replica serves; it
+// can still delete or evict records (misses), and see sizes and timing.
 //
 // Thread-safety: every member may be called from any thread, except that
 // nothing may run concurrently with the destructor. enqueue, contains and
@@ -70,6 +76,7 @@
 #include "cache/tiers/block_record.h"
 #include "cache/tiers/block_store.h"
 #include "cache/tiers/kv_identity.h"
+#include "cache/tiers/redis_seal.h"
 #include "cache/tiers/tier_key.h"
 #include "cache/tiers/tier_stats.h"
 
@@ -83,6 +90,9 @@ struct RedisTierOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
   KvIdentity identity;
+  std::shared_ptr<const RedisSeal> seal;  // the cluster key (required)
+  // AUTH's credentials; no password: no AUTH. No user: the default user.
+  std::string user, password;
   // Connecting, and each command (a pipeline: each reply), at most this long.
   std::chrono::milliseconds timeout{50};
   // 0: records stay until Redis evicts them (maxmemory-policy).
@@ -102,26 +112,27 @@ struct RedisTierStats {
   // stored: records enqueue() accepted; refused: not taken (queue full,
   // another identity) or lost in a failed write; hits + misses: get()s
   // (and get_many's keys); faults: records found corrupt (each deleted);
+  // unsealed: values that did not open (each deleted, a miss);
   // write_errors: failed batches and error replies (each drops its
   // records); persisted: records Redis acknowledged; queued, queued_bytes:
   // waiting for the writer; blocks: keys contains() knows of.
   // capacity_bytes and used_bytes are 0: Redis's maxmemory is the capacity.
   TierStats tier;
   int64_t read_errors = 0;  // reads that failed (not connected, timed out, an error reply): misses too
+  int64_t unsealed = 0;     // values that did not open under the cluster key: misses too
   int64_t connects = 0;     // connections made (the reader's, the writer's, the subscriber's)
   bool connected = false;   // the reader is connected, and the writer's last attempt did not fail
 };
 
-// The key of `key`'s record, and the channel writes are announced on.
-std::string redis_record_key(const KvIdentity& id, const TierKey& key);
+// The channel writes are announced on.
 std::string redis_written_channel(const KvIdentity& id);
 
 class RedisTier final : public BlockStore {
  public:
   // Starts the writer and the subscriber, which connect in the background:
   // a Redis that is down at start is a tier that misses until it is up.
-  // Throws std::invalid_argument for an invalid identity, an empty host or
-  // a port outside 1..65535.
+  // Throws std::invalid_argument for an invalid identity, no seal, an empty
+  // host or a port outside 1..65535.
   explicit RedisTier(RedisTierOptions options);
   ~RedisTier() override;  // sends what is queued (or drops it, Redis being down), then stops
   RedisTier(const RedisTier&) = delete;
@@ -130,6 +141,8 @@ class RedisTier final : public BlockStore {
   const KvIdentity& identity() const override { return identity_; }
   // "host:port", for logs and the admin API.
   const std::string& address() const { return address_; }
+  // The Redis key of `key`'s record.
+  std::string record_name(const TierKey& key) const;
 
   // Copies a sealed record into the write queue. False when the queue is
   // full or the record's header does not read or is of another identity
@@ -153,10 +166,11 @@ class RedisTier final : public BlockStore {
   void flush();
   RedisTierStats stats() const;
 
-  // Tests: SETs `value` as the record of `key` (synchronously, bypassing
-  // sealing and the queue), so that damaged values can be planted.
-  // False when the write failed.
-  bool put_raw_for_test(const TierKey& key, std::span<const std::byte> value);
+  // Tests: SETs `value` sealed as the record of `key` (synchronously,
+  // bypassing the queue), so that damaged records can be planted; with
+  // sealed = false, the bytes as they are (a forgery). False when the
+  // write failed.
+  bool put_raw_for_test(const TierKey& key, std::span<const std::byte> value, bool sealed = true);
 
  private:
   // A bounded set holding about the last `capacity` keys added: two
@@ -186,6 +200,10 @@ class RedisTier final : public BlockStore {
   bool scan_known() ABSL_LOCKS_EXCLUDED(mu_);
   // The reader's GETs, pipelined; counts hits, misses and errors.
   std::vector<Reply> read(std::span<const TierKey> keys) ABSL_LOCKS_EXCLUDED(read_mu_, mu_);
+  // Known keys are names, not keys: a record's two tags (tags_of), as
+  // parse_key reads them back from a name.
+  TierKey tags_of(const TierKey& key) const;
+  std::string name_of_tags(const TierKey& tags) const;
   std::optional<TierKey> parse_key(std::string_view text) const;
   void log_throttled(const std::string& what) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader's state() and connects(), which are atomics: stats() must
@@ -193,8 +211,9 @@ class RedisTier final : public BlockStore {
   const detail::RedisConnection& reader_status() const;
 
   const KvIdentity identity_;
+  const std::shared_ptr<const RedisSeal> seal_;
   const std::string address_;
-  const std::string key_prefix_;  // "kvgate:kv:1:<identity>:"
+  const std::string key_prefix_;  // "kvgate:kv:2:<identity>:"
   const std::string channel_;
   const std::chrono::milliseconds ttl_;
   const size_t write_queue_bytes_;
@@ -209,7 +228,7 @@ class RedisTier final : public BlockStore {
 
   mutable Mutex mu_;
   CondVar work_cv_, done_cv_, stop_cv_;
-  KnownKeys known_ ABSL_GUARDED_BY(mu_);
+  KnownKeys known_ ABSL_GUARDED_BY(mu_);  // of tags_of()
   std::deque<std::shared_ptr<const Pending>> fifo_ ABSL_GUARDED_BY(mu_);
   // Waiting or being written.
   std::unordered_map<TierKey, std::shared_ptr<const Pending>, TierKeyHasher> queued_ ABSL_GUARDED_BY(mu_);

@@ -75,33 +75,44 @@ std::vector<RedisTier::Reply> RedisTier::get_many(std::span<const TierKey> keys,
 }
 
 std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
-  enum class Outcome : uint8_t { kFailed, kHit, kNil };
+  enum class Outcome : uint8_t { kFailed, kHit, kNil, kUnsealed };
   std::vector<Reply> out(keys.size());
   std::vector<Outcome> outcome(keys.size(), Outcome::kFailed);
+  std::vector<TierKey> tags(keys.size());
+  std::vector<std::string> names(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) names[i] = name_of_tags(tags[i] = tags_of(keys[i]));
   std::string error;
   {
     MutexLock r(read_mu_);
     const NoSigpipe no_sigpipe;
     if (redisContext* c = reader_->get()) {
-      for (const TierKey& k : keys) {
-        const std::string key = redis_record_key(identity_, k);
-        const char* argv[] = {"GET", key.data()};
-        const size_t len[] = {3, key.size()};
+      for (const std::string& name : names) {
+        const char* argv[] = {"GET", name.data()};
+        const size_t len[] = {3, name.size()};
         redisAppendCommandArgv(c, 2, argv, len);
       }
+      std::vector<size_t> forged;
       for (size_t i = 0; i < keys.size(); ++i) {
         void* raw = nullptr;
         if (redisGetReply(c, &raw) != REDIS_OK) break;
         const ReplyPtr reply(static_cast<redisReply*>(raw));
         if (reply->type == REDIS_REPLY_STRING) {
           const auto* b = reinterpret_cast<const std::byte*>(reply->str);
-          out[i].emplace(b, b + reply->len);
-          outcome[i] = Outcome::kHit;
+          out[i] = seal_->open({b, reply->len}, names[i]);
+          outcome[i] = out[i] ? Outcome::kHit : Outcome::kUnsealed;
+          if (!out[i]) forged.push_back(i);
         } else if (reply->type == REDIS_REPLY_NIL) {
           outcome[i] = Outcome::kNil;
         } else {
           error = reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply to GET";  // LOADING, ...
         }
+      }
+      // What does not open is deleted, best effort (the next reader finds it otherwise).
+      for (const size_t i : forged) {
+        if (c->err) break;
+        const char* argv[] = {"DEL", names[i].data()};
+        const size_t len[] = {3, names[i].size()};
+        const ReplyPtr reply{static_cast<redisReply*>(redisCommandArgv(c, 2, argv, len))};
       }
       if (c->err) {
         error = c->errstr;
@@ -111,41 +122,48 @@ std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
       error = "not connected (" + reader_->last_error() + ")";
     }
   }
-  int64_t failed = 0;
+  int64_t failed = 0, unsealed = 0;
   {
     MutexLock lock(mu_);
     for (size_t i = 0; i < keys.size(); ++i) {
       if (outcome[i] == Outcome::kHit) {
-        known_.add(keys[i]);
+        known_.add(tags[i]);
         ++counters_.tier.hits;
         continue;
       }
       ++counters_.tier.misses;
-      if (outcome[i] == Outcome::kNil) {
-        known_.erase(keys[i]);  // evicted, expired or deleted since we learnt of it
+      if (outcome[i] == Outcome::kNil || outcome[i] == Outcome::kUnsealed) {
+        known_.erase(tags[i]);  // evicted, expired or deleted since we learnt of it; or not ours
+        if (outcome[i] == Outcome::kUnsealed) ++unsealed;
       } else {
         ++counters_.read_errors;
         ++failed;
       }
     }
+    counters_.unsealed += unsealed;
+    if (unsealed > 0) counters_.tier.faults["unsealed"] += unsealed;
   }
   if (failed > 0) log_throttled("reading " + std::to_string(failed) + " blocks failed (misses): " + error);
+  if (unsealed > 0)
+    log_throttled(std::to_string(unsealed) +
+                  " values did not open under the cluster key (planted, altered, or under a key this replica "
+                  "does not hold): misses, deleted");
   return out;
 }
 
 bool RedisTier::contains(const TierKey& key) const {
   MutexLock lock(mu_);
-  return known_.contains(key) || queued_.contains(key);
+  return queued_.contains(key) || known_.contains(tags_of(key));
 }
 
 void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
   {
     MutexLock lock(mu_);
     ++counters_.tier.faults[std::string(fault_name(why))];
-    known_.erase(key);
+    known_.erase(tags_of(key));
     queued_.erase(key);  // still queued: never written (the writer skips it)
   }
-  const std::string k = redis_record_key(identity_, key);
+  const std::string k = record_name(key);
   const char* argv[] = {"DEL", k.data()};
   const size_t len[] = {3, k.size()};
   MutexLock r(read_mu_);
@@ -156,10 +174,11 @@ void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
   }
 }
 
-bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> value) {
-  const std::string k = redis_record_key(identity_, key);
-  const char* argv[] = {"SET", k.data(), reinterpret_cast<const char*>(value.data())};
-  const size_t len[] = {3, k.size(), value.size()};
+bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> value, bool sealed) {
+  const std::string k = record_name(key);
+  const std::vector<std::byte> stored = sealed ? seal_->seal(value, k) : std::vector<std::byte>(value.begin(), value.end());
+  const char* argv[] = {"SET", k.data(), reinterpret_cast<const char*>(stored.data())};
+  const size_t len[] = {3, k.size(), stored.size()};
   bool ok = false;
   {
     MutexLock r(read_mu_);
@@ -172,7 +191,7 @@ bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> 
   }
   if (ok) {
     MutexLock lock(mu_);
-    known_.add(key);
+    known_.add(tags_of(key));
   }
   return ok;
 }

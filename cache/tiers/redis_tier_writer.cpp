@@ -28,7 +28,7 @@ bool RedisTier::enqueue(std::span<const std::byte> record, TenantId) {
       return false;
     }
     const TierKey key{h->key.scope, h->key.hash};
-    if (known_.contains(key) || queued_.contains(key)) return false;
+    if (queued_.contains(key) || known_.contains(tags_of(key))) return false;
     full = !fifo_.empty() && queued_bytes_ + record.size() > write_queue_bytes_;
     if (full) {
       ++counters_.tier.refused;
@@ -83,27 +83,35 @@ void RedisTier::writer_loop() {
 // reply: one round trip per batch. A connection that fails mid-way loses
 // the records whose SET was not acknowledged (counted refused).
 void RedisTier::write_batch(const std::vector<std::shared_ptr<const Pending>>& batch) {
-  std::vector<TierKey> written;
+  std::vector<TierKey> written;  // their tags
   int64_t errors = 0;
   std::string error;
+  // Sealed here, on the writer's thread, never the caller's.
+  std::vector<TierKey> tags(batch.size());
+  std::vector<std::string> names(batch.size());
+  std::vector<std::vector<std::byte>> sealed(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    names[i] = name_of_tags(tags[i] = tags_of(batch[i]->key));
+    sealed[i] = seal_->seal(batch[i]->record, names[i]);
+  }
   if (redisContext* c = writer_conn_->get()) {
     const std::string ttl_ms = std::to_string(ttl_.count());
-    for (const auto& p : batch) {
-      const std::string key = redis_record_key(identity_, p->key);
-      const char* set[] = {"SET", key.data(), reinterpret_cast<const char*>(p->record.data()), "PX", ttl_ms.data()};
-      const size_t set_len[] = {3, key.size(), p->record.size(), 2, ttl_ms.size()};
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const std::string& key = names[i];
+      const char* set[] = {"SET", key.data(), reinterpret_cast<const char*>(sealed[i].data()), "PX", ttl_ms.data()};
+      const size_t set_len[] = {3, key.size(), sealed[i].size(), 2, ttl_ms.size()};
       redisAppendCommandArgv(c, ttl_.count() > 0 ? 5 : 3, set, set_len);
       const char* pub[] = {"PUBLISH", channel_.data(), key.data()};
       const size_t pub_len[] = {7, channel_.size(), key.size()};
       redisAppendCommandArgv(c, 3, pub, pub_len);
     }
-    for (const auto& p : batch) {
+    for (size_t i = 0; i < batch.size(); ++i) {
       void* set_reply = nullptr;
       void* pub_reply = nullptr;
       if (redisGetReply(c, &set_reply) != REDIS_OK) break;
       const ReplyPtr set(static_cast<redisReply*>(set_reply));
       if (set->type == REDIS_REPLY_STATUS) {
-        written.push_back(p->key);
+        written.push_back(tags[i]);
       } else {
         ++errors;  // OOM under noeviction, a READONLY replica, ...
         error = set->type == REDIS_REPLY_ERROR ? set->str : "unexpected reply to SET";

@@ -151,6 +151,7 @@ void AdminApi::tier_stats(const Call& c) {
     row["address"] = tiers_.redis->address();
     row["connected"] = s.connected;
     row["read_errors"] = s.read_errors;
+    row["unsealed"] = s.unsealed;
     row["connects"] = s.connects;
     tiers.push_back(std::move(row));
   }

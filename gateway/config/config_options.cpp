@@ -269,6 +269,16 @@ constexpr Option kKvTiersOptions[] = {
         {"kv_tiers", "redis_ttl_s", "kv-redis-ttl-s", K::kInt,
          "each block expires from Redis this long after its last write; 0 = only Redis's eviction", 0,
          365LL * 24 * 3600})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis_key_file>(
+        {"kv_tiers", "redis_key_file", "kv-redis-key-file", K::kString,
+         "the cluster key file (mode 0600): \"names <64 hex>\" and \"key <id> <64 hex>\" lines; every record in "
+         "Redis is sealed with AES-256-GCM under it and named by keyed tags (required with kv_tiers.redis)"})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis_user>(
+        {"kv_tiers", "redis_user", "kv-redis-user", K::kString,
+         "the Redis ACL user AUTH names (empty: the default user)"})),
+    serve_only(bind<&C::kv_tiers, &KvTiersSection::redis_password_file>(
+        {"kv_tiers", "redis_password_file", "kv-redis-password-file", K::kString,
+         "a file (mode 0600) holding the password each Redis connection sends with AUTH; empty = no AUTH"})),
 };
 
 // [data]
@@ -523,6 +533,9 @@ std::vector<ConfigProblem> check_config(const ServerConfig& c) {
   check_policy("model", "eviction_policy", c.model.eviction_policy);
   check_policy("kv_tiers", "host_policy", c.kv_tiers.host_policy);
   check_policy("kv_tiers", "disk_policy", c.kv_tiers.disk_policy);
+  if (!c.kv_tiers.redis.empty() && c.kv_tiers.redis_key_file.empty())
+    out.push_back({find_option("kv_tiers", "redis"),
+                   "needs kv_tiers.redis_key_file: Redis holds every tenant's blocks, sealed under that key"});
   if (!c.kv_tiers.redis.empty()) {
     try {
       if (parse_listen_address(c.kv_tiers.redis).port == 0)

@@ -120,6 +120,13 @@ struct KvTiersSection {
   std::string redis_mode = "below_disk";
   int32_t redis_timeout_ms = 50;
   int32_t redis_ttl_s = 0;
+  // The cluster key every record in Redis is sealed under and named by
+  // (cache/tiers/redis_seal.h): required with `redis`.
+  std::string redis_key_file;
+  // AUTH: the ACL user (empty: the default user) and a file holding the
+  // password (empty: no AUTH).
+  std::string redis_user;
+  std::string redis_password_file;
 
   bool operator==(const KvTiersSection&) const = default;
 };

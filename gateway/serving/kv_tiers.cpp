@@ -1,15 +1,33 @@
 #include "gateway/serving/kv_tiers.h"
 
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 #include "cache/tiers/stacked_store.h"
 #include "base/error.h"
+#include "base/private_file.h"
+#include "cache/tiers/redis_seal.h"
 #include "gateway/config/byte_size.h"
 #include "gateway/config/listen_address.h"
 #include "policies/eviction/policy_registry.h"
 
 namespace kvgate::serving {
+namespace {
+
+// The password file's first line; refused when others can read it.
+std::string read_redis_password(const std::string& path) {
+  require_private_file(path, "the Redis password file");
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) throw Error(path + ": cannot read the Redis password file");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty()) throw Error(path + ": the Redis password file is empty");
+  return line;
+}
+
+}  // namespace
 
 std::vector<std::string> KvTiers::names() const {
   std::vector<std::string> out;
@@ -55,6 +73,9 @@ KvTiers open_kv_tiers(const config::ServerConfig& c, const KvSizes& sizes, const
     o.identity = identity;
     o.timeout = std::chrono::milliseconds(k.redis_timeout_ms);
     o.ttl = std::chrono::seconds(k.redis_ttl_s);
+    o.seal = std::make_shared<const cache::RedisSeal>(cache::read_redis_keys(k.redis_key_file));
+    o.user = k.redis_user;
+    if (!k.redis_password_file.empty()) o.password = read_redis_password(k.redis_password_file);
     t.redis = std::make_shared<cache::RedisTier>(std::move(o));
   }
   if (t.disk && t.redis) {

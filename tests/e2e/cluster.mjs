@@ -55,21 +55,39 @@ export function freePort() {
   });
 }
 
-// One RESP command to a Redis on loopback; resolves to the reply's first
-// line (`+PONG`, `:42`, ...). Enough for PING and DBSIZE.
-export function redisCommand(port, ...args) {
+// One RESP command to a Redis on loopback (after AUTH, with a password);
+// resolves to the reply's first line (`+PONG`, `:42`, ...), or for a bulk
+// string (`$N`) to its N bytes as a Buffer. Enough for PING, DBSIZE, KEYS'
+// count and GET.
+export function redisCommand(port, args, { password } = {}) {
+  const resp = (a) => `*${a.length}\r\n` + a.map((x) => `$${Buffer.byteLength(x)}\r\n${x}\r\n`).join('');
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
-    let data = '';
+    let data = Buffer.alloc(0);
+    let skip = password ? 1 : 0;  // AUTH's +OK
     s.setTimeout(2000, () => s.destroy(new Error('redis did not answer')));
     s.on('error', reject);
-    s.on('connect', () => s.write(`*${args.length}\r\n` + args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')));
+    s.on('connect', () => s.write((password ? resp(['AUTH', password]) : '') + resp(args)));
     s.on('data', (d) => {
-      data += d;
-      const end = data.indexOf('\r\n');
-      if (end >= 0) {
+      data = Buffer.concat([data, d]);
+      for (;;) {
+        const end = data.indexOf('\r\n');
+        if (end < 0) return;
+        const line = data.subarray(0, end).toString();
+        if (skip > 0) {
+          if (line.startsWith('-')) return s.destroy(new Error(`redis AUTH: ${line}`));
+          --skip;
+          data = data.subarray(end + 2);
+          continue;
+        }
+        if (line.startsWith('$') && Number(line.slice(1)) >= 0) {
+          const n = Number(line.slice(1));
+          if (data.length < end + 2 + n) return;
+          s.end();
+          return resolve(Buffer.from(data.subarray(end + 2, end + 2 + n)));
+        }
         s.end();
-        resolve(data.slice(0, end));
+        return resolve(line);
       }
     });
   });
@@ -100,17 +118,25 @@ export class Cluster {
   async startRedis() {
     const port = await freePort();
     const dir = mkdtempSync(path.join(this.dir, 'redis-'));
+    // A password every connection must send (AUTH), as a Redis the replicas
+    // share should have; and the cluster key its records are sealed under.
+    const password = randomBytes(24).toString('hex');
+    this.redisPasswordFile = path.join(this.dir, 'redis-password');
+    writeFileSync(this.redisPasswordFile, password + '\n', { mode: 0o600 });
+    this.redisKeyFile = path.join(this.dir, 'redis-keys');
+    writeFileSync(this.redisKeyFile, `names ${randomBytes(32).toString('hex')}\nkey 1 ${randomBytes(32).toString('hex')}\n`,
+      { mode: 0o600 });
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
-      '--appendonly', 'no', '--dir', dir, '--logfile', 'redis.log'], { stdio: 'ignore' });
+      '--appendonly', 'no', '--dir', dir, '--logfile', 'redis.log', '--requirepass', password], { stdio: 'ignore' });
     track(child);
     const exited = new Promise((r) => child.once('exit', (code, signal) => r(code ?? signal)));
     this.redis = {
       port,
       address: `127.0.0.1:${port}`,
       child,
-      command: (...args) => redisCommand(port, ...args),
+      command: (...args) => redisCommand(port, args, { password }),
       async dbsize() {
-        return Number((await redisCommand(port, 'DBSIZE')).slice(1));
+        return Number((await redisCommand(port, ['DBSIZE'], { password })).slice(1));
       },
       async stop() {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -122,7 +148,7 @@ export class Cluster {
     await waitFor(async () => {
       if (failed) throw new Error(`redis-server: ${failed.message}`);
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} (see ${dir}/redis.log)`);
-      return (await redisCommand(port, 'PING').catch(() => '')) === '+PONG';
+      return (await redisCommand(port, ['PING'], { password }).catch(() => '')) === '+PONG';
     }, { timeoutMs: 10000, what: 'redis-server to answer PING' });
     return this.redis;
   }
@@ -153,7 +179,10 @@ export class Cluster {
     const name = `replica${this.replicaCount++}`;
     const args = ['--kv-budget', '64MiB', '--block-events', 'tcp://127.0.0.1:0',
       '--internal-token-file', this.internalTokenFile()];
-    if (this.redis) args.push('--kv-redis', this.redis.address);
+    if (this.redis) {
+      args.push('--kv-redis', this.redis.address, '--kv-redis-key-file', this.redisKeyFile,
+        '--kv-redis-password-file', this.redisPasswordFile);
+    }
     if (blockSize) args.push('--block-size', String(blockSize));
     const r = await this.#start('serve', [...args, ...extraArgs], name);
     r.url = r.baseUrl;

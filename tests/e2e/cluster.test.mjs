@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { Cluster, clientFor, newTenant, scrape, sleep, value, waitFor, within } from './cluster.mjs';
+import { Cluster, clientFor, newTenant, redisCommand, scrape, sleep, value, waitFor, within } from './cluster.mjs';
 import { sum } from './prom_text.mjs';
 
 const model = 'stories260K';
@@ -383,6 +383,16 @@ test('a replica killed with SIGKILL: another restores its prefix from Redis', as
   assert.equal(cached(again), tier.device + tier.host + tier.disk);
   assert.ok(cached(again) >= again.usage.prompt_tokens / 2, `most of the prompt: ${cached(again)} of ${again.usage.prompt_tokens}`);
   for (let i = 0; i < 4; i++) assert.notEqual((await complete(demoAware, longPrompt(700 + i))).replica, A);
+
+  // What a reader of Redis sees (it needed the password): names of keyed
+  // tags, values sealed (AES-256-GCM), no block record in the clear.
+  const name = (await cluster.redis.command('RANDOMKEY')).toString();
+  assert.match(name, /^kvgate:kv:2:[0-9a-f]{16}:[0-9a-f]{32}:[0-9a-f]{32}$/);
+  const sealed = await cluster.redis.command('GET', name);
+  assert.ok(Buffer.isBuffer(sealed), String(sealed));
+  assert.equal(sealed.subarray(0, 4).toString(), 'KVGS', 'sealed');
+  assert.equal(sealed.indexOf('KVGB'), -1, 'no record magic in the clear');
+  assert.match(await redisCommand(cluster.redis.port, ['GET', name]), /^-NOAUTH/, 'Redis asks for the password');
 });
 
 test('kill -9 mid-stream: its streams end with an error, the others complete', async (t) => {

@@ -28,7 +28,8 @@ class RedisServer {
   // redis-server on PATH (tests skip without it).
   static bool available() { return std::system("command -v redis-server >/dev/null 2>&1") == 0; }
 
-  RedisServer() : port_(free_port()) { start(); }
+  // `password`: the server asks every connection for it (requirepass).
+  explicit RedisServer(std::string password = "") : port_(free_port()), password_(std::move(password)) { start(); }
   ~RedisServer() { kill(); }
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -41,8 +42,13 @@ class RedisServer {
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
-      execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", dir.c_str(), "--logfile", "redis.log", static_cast<char*>(nullptr));
+      if (password_.empty())
+        execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", dir.c_str(), "--logfile", "redis.log", static_cast<char*>(nullptr));
+      else
+        execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", dir.c_str(), "--logfile", "redis.log", "--requirepass",
+               password_.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -85,7 +91,8 @@ class RedisServer {
     bool ok = false;
     if (connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && write(s, "PING\r\n", 6) == 6) {
       char buf[8] = {};
-      ok = read(s, buf, 7) >= 5 && std::string(buf, 5) == "+PONG";
+      // +PONG, or -NOAUTH from a server that wants a password: up either way.
+      ok = read(s, buf, 7) >= 5 && (std::string(buf, 5) == "+PONG" || std::string(buf, 7) == "-NOAUTH");
     }
     close(s);
     return ok;
@@ -93,6 +100,7 @@ class RedisServer {
 
   kvgate::testing::TempDir dir_;
   const int port_;
+  const std::string password_;
   pid_t pid_ = -1;
 };
 

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <functional>
 #include <thread>
 
@@ -28,10 +30,21 @@ using testing::tier_key;
 using testing::verify;
 using Clock = std::chrono::steady_clock;
 
+// The cluster key of these tests' replicas.
+std::shared_ptr<const RedisSeal> cluster_seal(uint8_t fill = 7) {
+  RedisKeys k;
+  k.names.fill(fill);
+  SealKey key;
+  key.fill(static_cast<uint8_t>(fill + 1));
+  k.keys.emplace_back(1, key);
+  return std::make_shared<const RedisSeal>(std::move(k));
+}
+
 RedisTierOptions options(int port, KvIdentity id = small_identity()) {
   RedisTierOptions o;
   o.port = port;
   o.identity = id;
+  o.seal = cluster_seal();
   o.timeout = 50ms;
   o.reconnect_min = 20ms;  // tests wait for reconnects: keep them quick
   o.reconnect_max = 200ms;
@@ -97,15 +110,28 @@ TEST_F(RedisTierTest, GetManyReadsAChainInOrder) {
   }
 }
 
-TEST_F(RedisTierTest, KeysSeparateModelsAndTenants) {
+std::string hex(const Hash128& h) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.hi),
+                static_cast<unsigned long long>(h.lo));
+  return buf;
+}
+
+TEST_F(RedisTierTest, KeysSeparateModelsAndTenantsAndNameNeither) {
   KvIdentity other_model = small_identity();
   other_model.model.lo ^= 1;
-  EXPECT_NE(redis_record_key(small_identity(), key(1, 0)), redis_record_key(other_model, key(1, 0)));
-  EXPECT_NE(redis_record_key(small_identity(), key(1, 0)), redis_record_key(small_identity(), key(2, 0)));
-  EXPECT_TRUE(redis_record_key(small_identity(), key(1, 0)).starts_with("kvgate:kv:1:"));
-
   RedisTier a(options(server_->port()));
   RedisTier b(options(server_->port(), other_model));
+  EXPECT_NE(a.record_name(key(1, 0)), b.record_name(key(1, 0)));
+  EXPECT_NE(a.record_name(key(1, 0)), a.record_name(key(2, 0)));
+  const std::string name = a.record_name(key(1, 0));
+  EXPECT_TRUE(name.starts_with("kvgate:kv:2:")) << name;
+  EXPECT_EQ(name.find(hex(key(1, 0).scope)), std::string::npos) << "no scope in the clear: " << name;
+  EXPECT_EQ(name.find(hex(key(1, 0).hash)), std::string::npos) << "no chain hash in the clear: " << name;
+  RedisTierOptions other_cluster = options(server_->port());
+  other_cluster.seal = cluster_seal(9);
+  EXPECT_NE(RedisTier(other_cluster).record_name(key(1, 0)), name) << "names are keyed";
+
   ASSERT_TRUE(put(a, 1, 0));
   a.flush();
   EXPECT_FALSE(b.get(key(1, 0)));              // the same scope and hash under another model
@@ -208,6 +234,61 @@ TEST_F(RedisTierTest, AReplicaLearnsOtherReplicasWritesWithoutAskingRedis) {
   EXPECT_TRUE(eventually([&] { return late.contains(key(1, 0)) && late.contains(key(1, 2)); }));
   EXPECT_FALSE(late.contains(key(1, 3)));
   EXPECT_FALSE(put(late, 1, 0));  // known stored: not written again
+}
+
+// What Redis holds is sealed under the cluster key: a record planted by
+// someone without it (however well it checks), one sealed under another
+// key (or moved under another block's name: RedisSeal's test) opens to
+// nothing: a counted miss, deleted, never served.
+TEST_F(RedisTierTest, AValueThatDoesNotOpenIsACountedMissAndDeleted) {
+  RedisTier tier(options(server_->port()));
+  ASSERT_TRUE(put(tier, 1, 0));
+  ASSERT_TRUE(put(tier, 1, 1));
+  tier.flush();
+  const std::optional<std::vector<std::byte>> good = tier.get(key(1, 0));
+  ASSERT_TRUE(good);
+  ASSERT_EQ(verify(*good, key_at(scope_of(1), 0), tier.identity()), RecordFault::kNone);
+
+  // A forger with a valid record but no key: the bytes as they are.
+  ASSERT_TRUE(tier.put_raw_for_test(key(1, 2), record_for(key_at(scope_of(1), 2), 1, tier.identity()), false));
+  EXPECT_FALSE(tier.get(key(1, 2)));
+  EXPECT_EQ(tier.stats().unsealed, 1);
+  // Sealed under another cluster's key.
+  RedisTierOptions other = options(server_->port());
+  RedisKeys same_names;
+  same_names.names.fill(7);
+  SealKey wrong;
+  wrong.fill(42);
+  same_names.keys.emplace_back(1, wrong);
+  other.seal = std::make_shared<const RedisSeal>(std::move(same_names));
+  RedisTier forger(other);  // our names key, another record key
+  ASSERT_TRUE(forger.put_raw_for_test(key(1, 3), record_for(key_at(scope_of(1), 3), 1, tier.identity())));
+  EXPECT_FALSE(tier.get(key(1, 3)));
+  EXPECT_EQ(tier.stats().unsealed, 2);
+  EXPECT_EQ(tier.stats().tier.hits, 1);
+  EXPECT_TRUE(tier.get(key(1, 1))) << "the tier's own records still open";
+  EXPECT_FALSE(tier.get(key(1, 2))) << "the forgery was deleted: now a plain miss";
+  EXPECT_EQ(tier.stats().unsealed, 2);
+}
+
+// AUTH with the configured password: served. Without it or with another:
+// every read a miss, never an error, and the refusal is what stats say.
+TEST(RedisTierAuthTest, ThePasswordIsSentAndAWrongOneIsAMiss) {
+  if (!RedisServer::available()) GTEST_SKIP() << "redis-server is not on PATH";
+  RedisServer server("a-long-redis-password");
+  RedisTierOptions o = options(server.port());
+  o.password = "a-long-redis-password";
+  RedisTier tier(o);
+  ASSERT_TRUE(put(tier, 1, 0));
+  tier.flush();
+  EXPECT_TRUE(tier.get(key(1, 0)));
+  EXPECT_TRUE(tier.stats().connected);
+  for (const char* password : {"", "wrong"}) {
+    o.password = password;
+    RedisTier locked_out(o);
+    EXPECT_FALSE(locked_out.get(key(1, 0))) << password;
+    EXPECT_FALSE(locked_out.stats().connected) << password;
+  }
 }
 
 TEST_F(RedisTierTest, AFullWriteQueueRefusesAndCounts) {

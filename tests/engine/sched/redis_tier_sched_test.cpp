@@ -31,6 +31,10 @@ struct Replica {
     cache::RedisTierOptions o;
     o.port = port;
     o.identity = identity_of(m);
+    cache::RedisKeys keys;  // the replicas' one cluster key
+    keys.names.fill(3);
+    keys.keys.emplace_back(1, cache::SealKey{});
+    o.seal = std::make_shared<const cache::RedisSeal>(std::move(keys));
     redis = std::make_shared<cache::RedisTier>(std::move(o));
     host = std::make_shared<cache::HostTier>(256 * static_cast<int64_t>(cache::record_bytes(identity_of(m))),
                                              identity_of(m));
