@@ -162,6 +162,12 @@ class RedisTier final : public BlockStore {
   // DEL is deleted too: a later miss, never a wrong block.)
   void drop_corrupt(const TierKey& key, RecordFault why) override;
 
+  // Deletes every record of `scope` (the admin API's tenant eviction): a
+  // SCAN of the scope's tag and a DEL per page, on the reader connection,
+  // after what is queued is written. The number deleted, or -1 when Redis
+  // could not be reached or failed part way (what was deleted stays so).
+  int64_t evict_scope(const ScopeId& scope);
+
   // Waits until everything queued before the call is written or dropped.
   void flush();
   RedisTierStats stats() const;

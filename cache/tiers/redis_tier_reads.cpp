@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "cache/tiers/redis_connection.h"
@@ -172,6 +173,53 @@ void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
     // Best effort: a bad record left behind is caught again by the next reader.
     if (ReplyPtr reply{static_cast<redisReply*>(redisCommandArgv(c, 2, argv, len))}; !reply) reader_->failed();
   }
+}
+
+int64_t RedisTier::evict_scope(const ScopeId& scope) {
+  flush();  // a record still queued would land after the scan
+  std::string pattern = name_of_tags(tags_of({scope, {}}));
+  pattern.resize(pattern.rfind(':') + 1);
+  pattern += '*';
+  std::string cursor = "0";
+  int64_t deleted = 0;
+  bool ok = true;
+  MutexLock r(read_mu_);
+  const NoSigpipe no_sigpipe;
+  redisContext* c = reader_->get();
+  if (!c) return -1;
+  do {
+    const char* argv[] = {"SCAN", cursor.data(), "MATCH", pattern.data(), "COUNT", "1000"};
+    const size_t len[] = {4, cursor.size(), 5, pattern.size(), 5, 4};
+    const ReplyPtr page{static_cast<redisReply*>(redisCommandArgv(c, 6, argv, len))};
+    if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 ||
+        page->element[0]->type != REDIS_REPLY_STRING || page->element[1]->type != REDIS_REPLY_ARRAY) {
+      ok = false;
+      break;
+    }
+    cursor.assign(page->element[0]->str, page->element[0]->len);
+    const redisReply* keys = page->element[1];
+    std::vector<const char*> argv_del{"DEL"};
+    std::vector<size_t> len_del{3};
+    std::vector<TierKey> gone;
+    for (size_t i = 0; i < keys->elements; ++i) {
+      if (keys->element[i]->type != REDIS_REPLY_STRING) continue;
+      argv_del.push_back(keys->element[i]->str);
+      len_del.push_back(keys->element[i]->len);
+      if (const std::optional<TierKey> k = parse_key({keys->element[i]->str, keys->element[i]->len})) gone.push_back(*k);
+    }
+    if (argv_del.size() == 1) continue;
+    const ReplyPtr del{static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(argv_del.size()), argv_del.data(), len_del.data()))};
+    if (!del || del->type != REDIS_REPLY_INTEGER) {
+      ok = false;
+      break;
+    }
+    deleted += del->integer;
+    MutexLock lock(mu_);
+    for (const TierKey& k : gone) known_.erase(k);
+  } while (cursor != "0");
+  if (!ok) reader_->failed();
+  return ok ? deleted : -1;
 }
 
 bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> value, bool sealed) {

@@ -176,6 +176,8 @@ void AdminApi::evict_tenant(const Call& c) {
   json::object by_tier{{"device", e.evicted}};
   if (tiers_.host) by_tier["host"] = tiers_.host->evict_tenant(label);
   if (tiers_.disk) by_tier["disk"] = tiers_.disk->evict_tenant(label);
+  // Redis keys name the scope's tag, not the tenant: the scope it caches under (its org's when shared).
+  if (tiers_.redis) by_tier["redis"] = tiers_.redis->evict_scope(serving::tenant_identity(tenancy_.tenants(), t).scope);
   serving::send_json(c.reply, 200,
                      {{"tenant", t.id}, {"evicted_blocks", e.evicted}, {"evicted_blocks_by_tier", std::move(by_tier)},
                       {"unpinned_blocks", e.unpinned}});

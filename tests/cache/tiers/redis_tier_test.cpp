@@ -271,6 +271,23 @@ TEST_F(RedisTierTest, AValueThatDoesNotOpenIsACountedMissAndDeleted) {
   EXPECT_EQ(tier.stats().unsealed, 2);
 }
 
+// The admin API's tenant eviction reaches Redis: every record of the
+// scope goes, found by its scope tag, and no other scope's.
+TEST_F(RedisTierTest, EvictingAScopeDeletesItsRecordsOnly) {
+  RedisTier tier(options(server_->port()));
+  for (int32_t i = 0; i < 5; ++i) ASSERT_TRUE(put(tier, 1, i));
+  for (int32_t i = 0; i < 3; ++i) ASSERT_TRUE(put(tier, 2, i));
+  EXPECT_EQ(tier.evict_scope(scope_of(1)), 5) << "queued records are written first, then deleted";
+  for (int32_t i = 0; i < 5; ++i) {
+    EXPECT_FALSE(tier.contains(key(1, i))) << i;
+    EXPECT_FALSE(tier.get(key(1, i))) << i;
+  }
+  for (int32_t i = 0; i < 3; ++i) EXPECT_TRUE(tier.get(key(2, i))) << i;
+  EXPECT_EQ(tier.evict_scope(scope_of(1)), 0);
+  server_->kill();
+  EXPECT_EQ(tier.evict_scope(scope_of(2)), -1) << "Redis down: said, not thrown";
+}
+
 // AUTH with the configured password: served. Without it or with another:
 // every read a miss, never an error, and the refusal is what stats say.
 TEST(RedisTierAuthTest, ThePasswordIsSentAndAWrongOneIsAMiss) {
