@@ -16,9 +16,12 @@
 namespace kvgate::tenancy {
 namespace {
 
+// Format 2 added the output's token ids; a format-1 record reads back
+// without them.
+template <uint8_t Format>
 struct StoredResponseFields {
   using Record = StoredResponse;
-  static constexpr uint8_t kFormat = 1;
+  static constexpr uint8_t kFormat = Format;
   static constexpr const char* kWhat = "stored response";
   template <class R, class Field>
   static void visit(R& r, Field& f) {
@@ -28,8 +31,15 @@ struct StoredResponseFields {
     f(r.input);
     f(r.output_text);
     f(r.object);
+    if constexpr (Format >= 2) f(r.output_tokens);
   }
 };
+using CurrentFields = StoredResponseFields<2>;
+
+StoredResponse decode_response(std::string_view v) {
+  if (record_format(v) == 1) return decode_record<StoredResponseFields<1>>(v);
+  return decode_record<CurrentFields>(v);
+}
 
 std::string tenant_prefix(std::string_view tenant) {
   std::string k(tenant);
@@ -101,7 +111,7 @@ void ResponseStore::put(std::string_view tenant, const StoredResponse& r) {
     --n;
   }
   check_status(it->status(), "scanning stored responses");
-  check_status(batch.Put(store_.cf(Family::kResponses), key, encode_record<StoredResponseFields>(r)),
+  check_status(batch.Put(store_.cf(Family::kResponses), key, encode_record<CurrentFields>(r)),
                "storing a response");
   check_status(batch.Put(store_.cf(Family::kResponsesByTime), time_key(tenant, r.created_ns, r.id), ""),
                "storing a response");
@@ -112,7 +122,7 @@ void ResponseStore::put(std::string_view tenant, const StoredResponse& r) {
 std::optional<StoredResponse> ResponseStore::get(std::string_view tenant, std::string_view id) const {
   const std::optional<std::string> v = store_.get(Family::kResponses, record_key(tenant, id));
   if (!v) return std::nullopt;
-  StoredResponse r = decode_record<StoredResponseFields>(*v);
+  StoredResponse r = decode_response(*v);
   if (expired(r)) return std::nullopt;
   return r;
 }
@@ -126,7 +136,7 @@ bool ResponseStore::remove(std::string_view tenant, std::string_view id) {
   check_status(batch.Delete(store_.cf(Family::kResponses), key), "deleting a stored response");
   std::optional<StoredResponse> r;
   try {
-    r = decode_record<StoredResponseFields>(*v);
+    r = decode_response(*v);
   } catch (const Error&) {
     // Unreadable: its time entry cannot be found, so it stays (counted)
     // until put() drops it as the oldest; the record itself goes now.

@@ -50,6 +50,9 @@ struct StoredResponse {
   std::string input;        // the turn's own input, as the gateway encodes it
   std::string output_text;  // what the model answered
   std::string object;       // the response object, as GET answers it
+  // The token ids the model generated for output_text, as the gateway
+  // encodes them (opaque here); empty when not known (a record of format 1).
+  std::string output_tokens;
 
   bool operator==(const StoredResponse&) const = default;
 };

@@ -125,6 +125,16 @@ std::size_t PromptEncoder::next_special(std::string_view text, std::size_t from)
 }
 
 Tokens PromptEncoder::encode(std::string_view rendered) const {
+  Tokens out = encode_tail(rendered);
+  const TokenId bos = tokenizer_.bos();
+  if (out.empty() || bos == kNoToken || out.front() != bos) {
+    const Tokens prefix = tokenizer_.encode("", {.add_bos = true, .parse_special = false});
+    out.insert(out.begin(), prefix.begin(), prefix.end());
+  }
+  return out;
+}
+
+Tokens PromptEncoder::encode_tail(std::string_view rendered) const {
   Tokens out;
   std::string raw;
   raw.reserve(rendered.size());
@@ -153,11 +163,6 @@ Tokens PromptEncoder::encode(std::string_view rendered) const {
     raw += rendered[i++];
   }
   flush(raw, out);
-  const TokenId bos = tokenizer_.bos();
-  if (out.empty() || bos == kNoToken || out.front() != bos) {
-    const Tokens prefix = tokenizer_.encode("", {.add_bos = true, .parse_special = false});
-    out.insert(out.begin(), prefix.begin(), prefix.end());
-  }
   return out;
 }
 

@@ -76,6 +76,9 @@ class PromptEncoder {
 
   // A rendered prompt to ids (see above).
   Tokens encode(std::string_view rendered) const;
+  // The rest of a render whose beginning is already ids (a continued
+  // conversation, serving/response_chain.h): the same, without a BOS.
+  Tokens encode_tail(std::string_view rendered) const;
 
   const TemplateTokens& template_tokens() const { return template_tokens_; }
 

@@ -257,6 +257,7 @@ void Pipeline::finish(const std::shared_ptr<Flight>& f, const Completion& done) 
     if (s.stop_sequence.empty() && f->req.stop.size() == 1) s.stop_sequence = f->req.stop.front();
   }
   s.usage = token_usage(done.result, f->req.pins, engine_.bounds().block_size);
+  s.output = done.result.output;
   s.pin_asked = !f->req.pins.empty();
   s.pinned_tokens = static_cast<uint64_t>(done.result.pinned_tokens);
   s.pin_refused = done.result.pin_refused;

@@ -65,6 +65,7 @@ struct Served {
   bool pin_asked = false;      // it asked for its prompt to be pinned
   uint64_t pinned_tokens = 0;  // prompt tokens now pinned (billed as a cache write)
   bool pin_refused = false;    // the tenant's cache quota had no room for the pin
+  Tokens output;          // the ids the model generated (a matched stop string's included, a stop id not)
   std::string error;      // the engine or the ledger failed: the operator's detail (logged), never the client's
   std::string request_id;  // what the client is told to quote instead
 };

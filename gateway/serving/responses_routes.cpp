@@ -37,19 +37,15 @@ void HttpApi::create_response(const server::HttpRequest& req, server::Reply& rep
   if (!arrive(who, reply, send_error)) return;
   openai::ResponsesRequest r = openai::parse_responses_request(req.body);
   // This request's instructions, then the conversation it continues, then its own input.
-  std::vector<openai::ChatMessage> conversation;
-  if (r.instructions) conversation.push_back({openai::ChatRole::kSystem, *r.instructions, {}, {}});
-  if (!r.previous_response_id.empty()) {
-    std::vector<openai::ChatMessage> earlier =
-        rebuild_conversation(tenancy_.responses(), who.tenant.id, r.previous_response_id);
-    std::move(earlier.begin(), earlier.end(), std::back_inserter(conversation));
-  }
-  conversation.insert(conversation.end(), r.input.begin(), r.input.end());
+  std::vector<openai::ChatMessage> head;
+  if (r.instructions) head.push_back({openai::ChatRole::kSystem, *r.instructions, {}, {}});
+  std::vector<ChainTurn> turns;
+  if (!r.previous_response_id.empty()) turns = rebuild_chain(tenancy_.responses(), who.tenant.id, r.previous_response_id);
 
   Parsed p;
   p.model = r.model;
   p.options = r.options;
-  p.serve.prompt = encoder_.encode(chat_.render(openai::ChatInput{conversation, true, nullptr, nullptr}, encoder_));
+  p.serve.prompt = chain_prompt(chat_, encoder_, tokenizer_, head, turns, r.input);
   p.serve.continuation = true;  // the assistant's turn follows the rendered conversation
   try {
     check_bounds(p, openai::Endpoint::kChatCompletions);

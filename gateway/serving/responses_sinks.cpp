@@ -8,15 +8,16 @@
 #include <boost/json.hpp>
 
 #include "gateway/server/sse.h"
+#include "gateway/serving/response_chain.h"
 #include "tenancy/error.h"
 
 namespace kvgate::serving {
 
-void ResponseKeeper::keep(const openai::ResponseSettings& s, const std::string& text,
+void ResponseKeeper::keep(const openai::ResponseSettings& s, const std::string& text, const Tokens& output,
                           const boost::json::object& object) const {
   if (!store_) return;
   tenancy::StoredResponse r{s.id, s.previous_response_id, s.created_at * int64_t{1'000'000'000}, input_, text,
-                            boost::json::serialize(object)};
+                            boost::json::serialize(object), encode_output_tokens(output)};
   try {
     store_->put(tenant_, r);
   } catch (const tenancy::Error& e) {
@@ -32,7 +33,7 @@ WholeReply::Response ResponseWholeSink::answer(const Served& s, const std::strin
   const openai::UsageReport usage = usage_report(s);
   const boost::json::object body =
       openai::response_object(settings_, openai::finished_status(s.finish), text, &usage);
-  keeper_.keep(settings_, text, body);
+  keeper_.keep(settings_, text, s.output, body);
   return {200, boost::json::serialize(body)};
 }
 
@@ -54,7 +55,7 @@ void ResponseStreamSink::done(const Served& s) {
   }
   const openai::UsageReport usage = usage_report(s);
   const openai::ResponseStatus status = openai::finished_status(s.finish);
-  keeper_.keep(events_.settings(), events_.text_so_far(),
+  keeper_.keep(events_.settings(), events_.text_so_far(), s.output,
                openai::response_object(events_.settings(), status, events_.text_so_far(), &usage));
   send(events_.finish(status, usage));
 }

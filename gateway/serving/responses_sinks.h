@@ -43,7 +43,9 @@ class ResponseKeeper {
 
   // Stores the response; a failure is logged, and the client still gets
   // its answer (generated and billed), which later reads will not find.
-  void keep(const openai::ResponseSettings& s, const std::string& text, const boost::json::object& object) const;
+  // `output`: the ids the model generated for `text`.
+  void keep(const openai::ResponseSettings& s, const std::string& text, const Tokens& output,
+            const boost::json::object& object) const;
 
  private:
   tenancy::ResponseStore* store_ = nullptr;

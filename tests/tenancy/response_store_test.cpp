@@ -8,6 +8,7 @@
 
 #include <rocksdb/write_batch.h>
 
+#include "tenancy/codec.h"
 #include "tenancy/error.h"
 #include "tests/temp_dir.h"
 
@@ -21,8 +22,13 @@ using std::chrono::seconds;
 constexpr int64_t kSecond = 1'000'000'000;
 
 StoredResponse response(std::string id, int64_t created_ns, std::string previous = "") {
-  return {id, std::move(previous), created_ns, "[{\"role\":\"user\",\"content\":\"hi " + id + "\"}]",
-          "hello from " + id, "{\"id\":\"" + id + "\"}"};
+  return {id,
+          std::move(previous),
+          created_ns,
+          "[{\"role\":\"user\",\"content\":\"hi " + id + "\"}]",
+          "hello from " + id,
+          "{\"id\":\"" + id + "\"}",
+          std::string("\x07\0\0\0\x2a\0\0\0", 8)};
 }
 
 struct Fixture {
@@ -38,6 +44,21 @@ TEST(ResponseStore, PutThenGetReturnsEveryField) {
   s.put("t1", r);
   EXPECT_EQ(s.get("t1", "resp_a"), r);
   EXPECT_FALSE(s.get("t1", "resp_unknown").has_value());
+}
+
+// A response stored before the output's ids were (format 1) reads back
+// whole, without them.
+TEST(ResponseStore, AFormatOneRecordReadsBackWithoutItsOutputIds) {
+  Fixture f;
+  ResponseStore s(f.store, f.clock, {});
+  StoredResponse r = response("resp_old", f.clock.now_ns());
+  Encoder e(1);
+  e.bytes(r.id).bytes(r.previous_id).i64(r.created_ns).bytes(r.input).bytes(r.output_text).bytes(r.object);
+  rocksdb::WriteBatch b;
+  ASSERT_TRUE(b.Put(f.store.cf(Family::kResponses), std::string("t1\0resp_old", 11), e.take()).ok());
+  f.store.write(&b, true);
+  r.output_tokens.clear();
+  EXPECT_EQ(s.get("t1", "resp_old"), r);
 }
 
 TEST(ResponseStore, AnotherTenantsIdIsNotFound) {
