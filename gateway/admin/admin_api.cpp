@@ -183,7 +183,9 @@ const AdminApi::Route AdminApi::kRoutes[] = {
     {"GET", "/admin/policy", &AdminApi::get_policy, true},
     {"PUT", "/admin/policy/{tier}", &AdminApi::set_policy, true},
     {"POST", "/admin/tenants/{id}/cache/evict", &AdminApi::evict_tenant, true},
-    {"POST", "/admin/tenants/{id}/cache/pins", &AdminApi::pin, true},
+    // A pin runs a request for the tenant: on a front, through its pipeline
+    // to the replica the route policy places the prompt on, which pins it.
+    {"POST", "/admin/tenants/{id}/cache/pins", &AdminApi::pin, false},
 };
 
 namespace {

@@ -51,8 +51,10 @@ namespace kvgate::admin {
 
 class AdminApi {
  public:
-  // `engine` is null on a route front: the tenancy routes are its own, the
-  // cache and policy routes belong to each replica and answer 404 saying so.
+  // `engine` is null on a route front: the tenancy routes are its own, and
+  // so are a tenant's pins (a request through the front's pipeline, placed
+  // on a replica like any other); the other cache and policy routes belong
+  // to each replica and answer 404 saying so.
   AdminApi(Engine* engine, tenancy::Tenancy& tenancy, serving::BlockingPool& work, serving::AdminToken token, serving::Pipeline& pipeline,
            const Tokenizer& tokenizer, std::string model, const serving::KvTiers& tiers)
       : engine_(engine), tenancy_(tenancy), work_(work), token_(std::move(token)), pipeline_(pipeline),

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { Cluster, clientFor, newTenant, redisCommand, scrape, sleep, value, waitFor, within } from './cluster.mjs';
+import { Cluster, admin, clientFor, newTenant, redisCommand, scrape, sleep, value, waitFor, within } from './cluster.mjs';
 import { sum } from './prom_text.mjs';
 
 const model = 'stories260K';
@@ -226,6 +226,20 @@ test("tenants never share cached blocks through the front, in any tier", async (
   }, { what: "acme's two requests in the front's ledger" });
   assert.equal(acme.requests, 2);
   assert.equal(acme.cached_tokens, cached(b));
+});
+
+test("an operator's pin through the front: run for the front's tenant on a replica, and its next request hits it", async (t) => {
+  const key = await newTenant(aware, 'pinned-by-admin');
+  const prompt = longPrompt(950);
+  const pin = await admin(aware, 'POST', '/admin/tenants/pinned-by-admin/cache/pins', { prompt, ttl_s: 120 });
+  assert.equal(pin.status, 200, pin.body);
+  t.diagnostic(`pin: ${pin.body}`);
+  assert.ok(pin.json.pinned_tokens >= B, 'the full blocks of the prompt are pinned');
+  assert.ok(pin.json.cost_micros > 0, 'billed as a cache write to the tenant');
+  const r = await complete(clientFor(aware, key), prompt);
+  assert.ok(cached(r) >= pin.json.pinned_tokens, `its request hits the pinned prefix: ${JSON.stringify(r.usage)}`);
+  const unknown = await admin(aware, 'POST', '/admin/tenants/nobody/cache/pins', { prompt });
+  assert.equal(unknown.status, 404, "the front's own tenants: an unknown one is not found");
 });
 
 test('a front started after its replicas hold blocks resyncs from their snapshots and its view agrees', async (t) => {

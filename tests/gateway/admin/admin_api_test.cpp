@@ -374,7 +374,7 @@ TEST_F(AdminApiTest, OnARouteFrontTheCacheRoutesBelongToTheReplicas) {
        std::vector<std::pair<std::string, std::string>>{{"GET", "/admin/cache"},
                                                         {"GET", "/admin/policy"},
                                                         {"PUT", "/admin/policy/device"},
-                                                        {"POST", "/admin/tenants/" + id_ + "/cache/pins"},
+                                                        {"POST", "/admin/tenants/" + id_ + "/cache/evict"},
                                                         {"GET", "/admin/cache/no-such-route"}}) {
     const ReplyEvent e = call(*front, method, target);
     EXPECT_TRUE(is_api_error(e, 404, "not_found_error", "not_found")) << method << " " << target;
