@@ -12,8 +12,6 @@
 namespace kvgate::cache {
 namespace {
 
-constexpr const char* kScanPageKeys = "1000";    // SCAN's COUNT hint
-
 bool parse_hex64(std::string_view s, uint64_t* out) {
   uint64_t v = 0;
   for (const char c : s) {
@@ -98,15 +96,11 @@ bool RedisTier::scan_known() {
       MutexLock lock(mu_);
       if (stop_) break;
     }
-    const char* argv[] = {"SCAN", cursor.data(), "MATCH", pattern.data(), "COUNT", kScanPageKeys};
-    const size_t len[] = {4, cursor.size(), 5, pattern.size(), 5, std::char_traits<char>::length(kScanPageKeys)};
-    const ReplyPtr page{static_cast<redisReply*>(redisCommandArgv(c, 6, argv, len))};
-    if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 ||
-        page->element[0]->type != REDIS_REPLY_STRING || page->element[1]->type != REDIS_REPLY_ARRAY) {
+    const ReplyPtr page = detail::scan_page(c, cursor, pattern);
+    if (!page) {
       ok = false;
       break;
     }
-    cursor.assign(page->element[0]->str, page->element[0]->len);
     const redisReply* keys = page->element[1];
     MutexLock lock(mu_);
     for (size_t i = 0; i < keys->elements; ++i) {

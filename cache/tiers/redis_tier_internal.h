@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 namespace kvgate::cache {
 
@@ -28,6 +29,21 @@ inline void block_sigpipe() {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
+}
+
+// One SCAN page of `pattern` from `cursor`: the next cursor (updated in
+// place; "0" after the last page) and the page's keys (the reply's
+// element[1], an array; each key a string). Nothing on a failed or
+// unexpected reply.
+inline ReplyPtr scan_page(redisContext* c, std::string& cursor, const std::string& pattern) {
+  const char* argv[] = {"SCAN", cursor.data(), "MATCH", pattern.data(), "COUNT", "1000"};
+  const size_t len[] = {4, cursor.size(), 5, pattern.size(), 5, 4};
+  ReplyPtr page{static_cast<redisReply*>(redisCommandArgv(c, 6, argv, len))};
+  if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 || page->element[0]->type != REDIS_REPLY_STRING ||
+      page->element[1]->type != REDIS_REPLY_ARRAY)
+    return nullptr;
+  cursor.assign(page->element[0]->str, page->element[0]->len);
+  return page;
 }
 
 }  // namespace detail

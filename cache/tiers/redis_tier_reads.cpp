@@ -188,15 +188,11 @@ int64_t RedisTier::evict_scope(const ScopeId& scope) {
   redisContext* c = reader_->get();
   if (!c) return -1;
   do {
-    const char* argv[] = {"SCAN", cursor.data(), "MATCH", pattern.data(), "COUNT", "1000"};
-    const size_t len[] = {4, cursor.size(), 5, pattern.size(), 5, 4};
-    const ReplyPtr page{static_cast<redisReply*>(redisCommandArgv(c, 6, argv, len))};
-    if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 ||
-        page->element[0]->type != REDIS_REPLY_STRING || page->element[1]->type != REDIS_REPLY_ARRAY) {
+    const ReplyPtr page = detail::scan_page(c, cursor, pattern);
+    if (!page) {
       ok = false;
       break;
     }
-    cursor.assign(page->element[0]->str, page->element[0]->len);
     const redisReply* keys = page->element[1];
     std::vector<const char*> argv_del{"DEL"};
     std::vector<size_t> len_del{3};
