@@ -178,19 +178,23 @@ std::optional<LedgerRecord> Ledger::find(std::string_view request_id) const {
   return decode_ledger_record(*v);
 }
 
-void Ledger::scan(std::string_view tenant_id, int64_t from_ns, int64_t to_ns,
-                  const std::function<void(const LedgerRecord&)>& fn) const {
-  if (from_ns >= to_ns) return;
+void Ledger::each_between(Family f, std::string_view tenant_id, int64_t from_ns, int64_t to_ns, const char* what,
+                          const std::function<void(std::string_view key, std::string_view value)>& fn) const {
   const std::string start = ledger_time_key_prefix(tenant_id, from_ns);
   const std::string end = ledger_time_key_prefix(tenant_id, to_ns);
   const rocksdb::Slice upper(end);
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper;
-  std::unique_ptr<rocksdb::Iterator> it(store_.db()->NewIterator(ro, store_.cf(Family::kLedgerByTime)));
-  for (it->Seek(start); it->Valid(); it->Next()) {
-    fn(decode_ledger_record(it->value().ToStringView()));
-  }
-  check_status(it->status(), "scanning ledger");
+  std::unique_ptr<rocksdb::Iterator> it(store_.db()->NewIterator(ro, store_.cf(f)));
+  for (it->Seek(start); it->Valid(); it->Next()) fn(it->key().ToStringView(), it->value().ToStringView());
+  check_status(it->status(), what);
+}
+
+void Ledger::scan(std::string_view tenant_id, int64_t from_ns, int64_t to_ns,
+                  const std::function<void(const LedgerRecord&)>& fn) const {
+  if (from_ns >= to_ns) return;
+  each_between(Family::kLedgerByTime, tenant_id, from_ns, to_ns, "scanning ledger",
+               [&](std::string_view, std::string_view value) { fn(decode_ledger_record(value)); });
 }
 
 void Ledger::add_rollups(const std::vector<const Writer*>& fresh, rocksdb::WriteBatch* batch) const {
@@ -252,17 +256,11 @@ void Ledger::for_each_hour(std::string_view tenant_id, int64_t from_ns, int64_t 
   if (!whole) return scan_hours(tenant_id, from_ns, to_ns, fn);
   const auto [first, last] = *whole;
   scan_hours(tenant_id, from_ns, first, fn);
-  const std::string start = ledger_time_key_prefix(tenant_id, first);
-  const std::string end = ledger_time_key_prefix(tenant_id, last);
-  const rocksdb::Slice upper(end);
-  rocksdb::ReadOptions ro;
-  ro.iterate_upper_bound = &upper;
-  std::unique_ptr<rocksdb::Iterator> it(store_.db()->NewIterator(ro, store_.cf(Family::kUsageByHour)));
-  for (it->Seek(start); it->Valid(); it->Next()) {
-    const int64_t hour = ledger_key_time(it->key().ToStringView(), tenant_id);
-    fn(hour, hour_totals(tenant_id, hour, it->value().ToStringView()));
-  }
-  check_status(it->status(), "reading usage rollups");
+  each_between(Family::kUsageByHour, tenant_id, first, last, "reading usage rollups",
+               [&](std::string_view key, std::string_view value) {
+                 const int64_t hour = ledger_key_time(key, tenant_id);
+                 fn(hour, hour_totals(tenant_id, hour, value));
+               });
   scan_hours(tenant_id, last, to_ns, fn);
 }
 

@@ -87,6 +87,10 @@ class Ledger {
   struct Writer;
   // Runs without mu_; catches everything, so the leader always retakes it.
   void commit_group(const std::vector<Writer*>& group) noexcept ABSL_LOCKS_EXCLUDED(mu_);
+  // Every entry of `f` (keyed as kLedgerByTime is) of `tenant_id` in
+  // [from_ns, to_ns), in key order; `what` names a failed read.
+  void each_between(Family f, std::string_view tenant_id, int64_t from_ns, int64_t to_ns, const char* what,
+                    const std::function<void(std::string_view key, std::string_view value)>& fn) const;
   // Adds the group's new records to their hours' rollups in `batch`.
   void add_rollups(const std::vector<const Writer*>& fresh, rocksdb::WriteBatch* batch) const;
   // An hour's stored rollup; one that does not decode is summed again from

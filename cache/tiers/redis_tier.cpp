@@ -45,20 +45,34 @@ void put(std::array<std::byte, N>& out, size_t at, uint64_t v) {
 // Scope tag: 's', the identity digest, the scope. Block tag: 'b', the
 // same, the chain hash. The identity is in both, so no tag means anything
 // under another model.
+Hash128 RedisTier::scope_tag(const ScopeId& scope) const {
+  std::array<std::byte, 1 + 8 + 16> in{};
+  in[0] = std::byte{'s'};
+  put(in, 1, identity_digest_);
+  put(in, 9, scope.lo);
+  put(in, 17, scope.hi);
+  return seal_->tag(in);
+}
+
 TierKey RedisTier::tags_of(const TierKey& key) const {
   std::array<std::byte, 1 + 8 + 16 + 16> in{};
-  in[0] = std::byte{'s'};
-  put(in, 1, identity_digest(identity_));
+  in[0] = std::byte{'b'};
+  put(in, 1, identity_digest_);
   put(in, 9, key.scope.lo);
   put(in, 17, key.scope.hi);
-  const Hash128 scope = seal_->tag(std::span(in).first(25));
-  in[0] = std::byte{'b'};
   put(in, 25, key.hash.lo);
   put(in, 33, key.hash.hi);
-  return {scope, seal_->tag(in)};
+  return {scope_tag(key.scope), seal_->tag(in)};
 }
 
 std::string RedisTier::record_name(const TierKey& key) const { return name_of_tags(tags_of(key)); }
+
+std::string RedisTier::scope_names(const ScopeId& scope) const {
+  std::string out = key_prefix_;
+  append_hex(out, scope_tag(scope));
+  out += ':';
+  return out;
+}
 
 std::string RedisTier::name_of_tags(const TierKey& tags) const {
   std::string out = key_prefix_;
@@ -73,6 +87,7 @@ std::string redis_written_channel(const KvIdentity& id) { return key_prefix(id) 
 RedisTier::RedisTier(RedisTierOptions o)
     : identity_(o.identity),
       seal_(o.seal),
+      identity_digest_(identity_digest(o.identity)),
       address_(o.host + ":" + std::to_string(o.port)),
       key_prefix_(key_prefix(o.identity)),
       channel_(redis_written_channel(o.identity)),

@@ -209,7 +209,10 @@ class RedisTier final : public BlockStore {
   // Known keys are names, not keys: a record's two tags (tags_of), as
   // parse_key reads them back from a name.
   TierKey tags_of(const TierKey& key) const;
+  Hash128 scope_tag(const ScopeId& scope) const;
   std::string name_of_tags(const TierKey& tags) const;
+  // The names of `scope`'s records all begin with this.
+  std::string scope_names(const ScopeId& scope) const;
   std::optional<TierKey> parse_key(std::string_view text) const;
   void log_throttled(const std::string& what) ABSL_LOCKS_EXCLUDED(mu_);
   // The reader's state() and connects(), which are atomics: stats() must
@@ -218,6 +221,7 @@ class RedisTier final : public BlockStore {
 
   const KvIdentity identity_;
   const std::shared_ptr<const RedisSeal> seal_;
+  const uint64_t identity_digest_;  // identity_digest(identity_), in every tag
   const std::string address_;
   const std::string key_prefix_;  // "kvgate:kv:2:<identity>:"
   const std::string channel_;

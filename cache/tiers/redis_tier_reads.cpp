@@ -152,19 +152,23 @@ std::vector<RedisTier::Reply> RedisTier::read(std::span<const TierKey> keys) {
   return out;
 }
 
+// The tags are HMACs: computed before the lock, which every reader and the
+// writer share.
 bool RedisTier::contains(const TierKey& key) const {
+  const TierKey tags = tags_of(key);
   MutexLock lock(mu_);
-  return queued_.contains(key) || known_.contains(tags_of(key));
+  return queued_.contains(key) || known_.contains(tags);
 }
 
 void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
+  const TierKey tags = tags_of(key);
   {
     MutexLock lock(mu_);
     ++counters_.tier.faults[std::string(fault_name(why))];
-    known_.erase(tags_of(key));
+    known_.erase(tags);
     queued_.erase(key);  // still queued: never written (the writer skips it)
   }
-  const std::string k = record_name(key);
+  const std::string k = name_of_tags(tags);
   const char* argv[] = {"DEL", k.data()};
   const size_t len[] = {3, k.size()};
   MutexLock r(read_mu_);
@@ -177,9 +181,7 @@ void RedisTier::drop_corrupt(const TierKey& key, RecordFault why) {
 
 int64_t RedisTier::evict_scope(const ScopeId& scope) {
   flush();  // a record still queued would land after the scan
-  std::string pattern = name_of_tags(tags_of({scope, {}}));
-  pattern.resize(pattern.rfind(':') + 1);
-  pattern += '*';
+  const std::string pattern = scope_names(scope) + '*';
   std::string cursor = "0";
   int64_t deleted = 0;
   bool ok = true;
@@ -219,7 +221,8 @@ int64_t RedisTier::evict_scope(const ScopeId& scope) {
 }
 
 bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> value, bool sealed) {
-  const std::string k = record_name(key);
+  const TierKey tags = tags_of(key);
+  const std::string k = name_of_tags(tags);
   const std::vector<std::byte> stored = sealed ? seal_->seal(value, k) : std::vector<std::byte>(value.begin(), value.end());
   const char* argv[] = {"SET", k.data(), reinterpret_cast<const char*>(stored.data())};
   const size_t len[] = {3, k.size(), stored.size()};
@@ -235,7 +238,7 @@ bool RedisTier::put_raw_for_test(const TierKey& key, std::span<const std::byte> 
   }
   if (ok) {
     MutexLock lock(mu_);
-    known_.add(tags_of(key));
+    known_.add(tags);
   }
   return ok;
 }

@@ -20,15 +20,17 @@ constexpr size_t kBatchBytes = size_t{4} << 20;  // or fewer, past this many byt
 
 bool RedisTier::enqueue(std::span<const std::byte> record, TenantId) {
   const std::optional<RecordHeader> h = read_record_header(record);
+  const bool ours = h && h->identity == identity_;
+  const TierKey key = ours ? TierKey{h->key.scope, h->key.hash} : TierKey{};
+  const TierKey tags = ours ? tags_of(key) : TierKey{};  // HMACs: before the lock
   bool full = false;
   {
     MutexLock lock(mu_);
-    if (!h || h->identity != identity_) {
+    if (!ours) {
       ++counters_.tier.refused;
       return false;
     }
-    const TierKey key{h->key.scope, h->key.hash};
-    if (queued_.contains(key) || known_.contains(tags_of(key))) return false;
+    if (queued_.contains(key) || known_.contains(tags)) return false;
     full = !fifo_.empty() && queued_bytes_ + record.size() > write_queue_bytes_;
     if (full) {
       ++counters_.tier.refused;
