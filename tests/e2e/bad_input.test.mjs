@@ -284,6 +284,26 @@ describe('bad input, row by row', () => {
       expect: { status: 405, code: 'method_not_allowed' },
     },
     {
+      name: '/v1/usage totals over more than 366 days',
+      send: () => h.get('/v1/usage?start_time=0'),
+      expect: { status: 400, code: 'invalid_value', param: 'start_time' },
+    },
+    {
+      name: '/v1/usage with a bucket_width it does not serve',
+      send: () => h.get('/v1/usage?bucket_width=1w'),
+      expect: { status: 400, code: 'invalid_value', param: 'bucket_width' },
+    },
+    {
+      name: '/v1/usage with a page of 169 hours',
+      send: () => h.get('/v1/usage?bucket_width=1h&limit=169'),
+      expect: { status: 400, code: 'invalid_value', param: 'limit' },
+    },
+    {
+      name: '/v1/usage with a page outside its period',
+      send: () => h.get('/v1/usage?bucket_width=1d&start_time=100&end_time=200&page=50'),
+      expect: { status: 400, code: 'invalid_value', param: 'page' },
+    },
+    {
       name: 'a 100 MB body (Content-Length 100000000, streamed until the server answers)',
       send: async () => {
         let sent = 0;
